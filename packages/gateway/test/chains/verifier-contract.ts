@@ -1,0 +1,288 @@
+/**
+ * One contract suite for every chain verifier. Each chain supplies a ChainHarness
+ * backed by its sandbox chain and real SDK clients; the suite asserts the verdicts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChainId, ChainVerifier, OfferedOption, VerifyInput } from '../../src/chains/chain.ts';
+import { ChainUnavailableError } from '../../src/chains/chain.ts';
+
+export interface HarnessTransfer {
+  to: string;
+  amount: bigint;
+  /** Defaults to the harness's USDC asset. */
+  asset?: 'usdc' | 'other';
+}
+
+export interface ChainHarness {
+  chain: ChainId;
+  network: string;
+  /** The production verifier, pointed at the sandbox chain. */
+  verifier: ChainVerifier;
+  /** USDC asset id as offered (Solana mint, Sui coin type). */
+  asset: string;
+  /** The funded payer and a second funded wallet. */
+  payer: string;
+  other: string;
+  /** A fresh address that can receive USDC. */
+  newRecipient(): Promise<string>;
+  /**
+   * Signs with the payer (or `from: 'other'`) and submits ONE transaction with these
+   * transfers and memos; resolves to its id once the chain has it (final unless a
+   * fault says otherwise). `fail: true` submits a transaction that fails on-chain
+   * after being included (fees charged, no transfer).
+   */
+  send(opts: { transfers: HarnessTransfer[]; memos: string[]; from?: 'payer' | 'other'; fail?: boolean }): Promise<string>;
+  /**
+   * Fault switches of the sandbox chain: 'none'; 'rpc_down' (the RPC answers errors);
+   * 'hold_finality' (new transactions stay non-final until finalizeAll()).
+   */
+  setFault(fault: 'none' | 'rpc_down' | 'hold_finality'): void;
+  finalizeAll(): void;
+  /** An id in the chain's format that the chain has never seen. */
+  unknownTxId(): string;
+  close(): Promise<void>;
+}
+
+const MINUTE = 60_000;
+
+export function runVerifierContract(name: string, makeHarness: () => Promise<ChainHarness>): void {
+  describe(`chain verifier contract: ${name}`, () => {
+    let h: ChainHarness;
+    let provider: string;
+    let platform: string;
+    let n = 0;
+
+    beforeAll(async () => {
+      h = await makeHarness();
+      provider = await h.newRecipient();
+      platform = await h.newRecipient();
+    });
+    afterAll(async () => {
+      await h?.close();
+    });
+
+    function option(memo: string, providerAmount = 900_000n, platformAmount = 100_000n): OfferedOption {
+      return {
+        chain: h.chain,
+        network: h.network,
+        asset: h.asset,
+        memo,
+        splits: [
+          { recipientType: 'provider', payTo: provider, amount: providerAmount },
+          { recipientType: 'platform', payTo: platform, amount: platformAmount },
+        ],
+      };
+    }
+    function input(opt: OfferedOption, txHashOrDigest: string, extra: Partial<VerifyInput> = {}): VerifyInput {
+      const now = Date.now();
+      return {
+        option: opt,
+        issuedAtMs: now - MINUTE,
+        expiresAtMs: now + 4 * MINUTE,
+        skewMs: 30_000,
+        payer: h.payer,
+        txHashOrDigest,
+        ...extra,
+      };
+    }
+    const memo = () => `tollgate:v1:test-${name}-${++n}-${Math.random().toString(36).slice(2)}`;
+
+    it('accepts an exact two-leg payment with the memo', async () => {
+      const m = memo();
+      const tx = await h.send({
+        transfers: [
+          { to: provider, amount: 900_000n },
+          { to: platform, amount: 100_000n },
+        ],
+        memos: [m],
+      });
+      const r = await h.verifier.verify(input(option(m), tx));
+      expect(r.status).toBe('verified');
+      if (r.status === 'verified') {
+        expect(r.legs).toEqual(
+          expect.arrayContaining([
+            { owner: provider, delta: 900_000n },
+            { owner: platform, delta: 100_000n },
+          ]),
+        );
+      }
+    });
+
+    it('rejects a provider leg one atomic unit short', async () => {
+      const m = memo();
+      const tx = await h.send({
+        transfers: [
+          { to: provider, amount: 899_999n },
+          { to: platform, amount: 100_000n },
+        ],
+        memos: [m],
+      });
+      expect(await h.verifier.verify(input(option(m), tx))).toEqual({ status: 'rejected', reason: 'amount_mismatch' });
+    });
+
+    it('rejects a platform leg one atomic unit short', async () => {
+      const m = memo();
+      const tx = await h.send({
+        transfers: [
+          { to: provider, amount: 900_000n },
+          { to: platform, amount: 99_999n },
+        ],
+        memos: [m],
+      });
+      expect(await h.verifier.verify(input(option(m), tx))).toEqual({ status: 'rejected', reason: 'amount_mismatch' });
+    });
+
+    it('rejects all the money sent to one recipient', async () => {
+      const m = memo();
+      const tx = await h.send({ transfers: [{ to: provider, amount: 1_000_000n }], memos: [m] });
+      expect(await h.verifier.verify(input(option(m), tx))).toEqual({ status: 'rejected', reason: 'amount_mismatch' });
+    });
+
+    it('rejects the right amounts in another asset with the same decimals', async () => {
+      const m = memo();
+      const tx = await h.send({
+        transfers: [
+          { to: provider, amount: 900_000n, asset: 'other' },
+          { to: platform, amount: 100_000n, asset: 'other' },
+        ],
+        memos: [m],
+      });
+      expect(await h.verifier.verify(input(option(m), tx))).toEqual({ status: 'rejected', reason: 'wrong_asset' });
+    });
+
+    it('rejects a payment without the memo', async () => {
+      const m = memo();
+      const tx = await h.send({
+        transfers: [
+          { to: provider, amount: 900_000n },
+          { to: platform, amount: 100_000n },
+        ],
+        memos: [],
+      });
+      expect(await h.verifier.verify(input(option(m), tx))).toEqual({ status: 'rejected', reason: 'memo_missing' });
+    });
+
+    it('rejects a payment with a different memo', async () => {
+      const m = memo();
+      const tx = await h.send({
+        transfers: [
+          { to: provider, amount: 900_000n },
+          { to: platform, amount: 100_000n },
+        ],
+        memos: [memo()],
+      });
+      expect(await h.verifier.verify(input(option(m), tx))).toEqual({ status: 'rejected', reason: 'memo_missing' });
+    });
+
+    it('rejects a payment with the memo twice', async () => {
+      const m = memo();
+      const tx = await h.send({
+        transfers: [
+          { to: provider, amount: 900_000n },
+          { to: platform, amount: 100_000n },
+        ],
+        memos: [m, m],
+      });
+      expect(await h.verifier.verify(input(option(m), tx))).toEqual({ status: 'rejected', reason: 'memo_duplicated' });
+    });
+
+    it('rejects a proof whose payer did not sign the transaction', async () => {
+      const m = memo();
+      const tx = await h.send({
+        transfers: [
+          { to: provider, amount: 900_000n },
+          { to: platform, amount: 100_000n },
+        ],
+        memos: [m],
+        from: 'other',
+      });
+      expect(await h.verifier.verify(input(option(m), tx))).toEqual({ status: 'rejected', reason: 'payer_not_signer' });
+    });
+
+    it('rejects a transaction that failed on-chain', async () => {
+      const m = memo();
+      const tx = await h.send({
+        transfers: [
+          { to: provider, amount: 900_000n },
+          { to: platform, amount: 100_000n },
+        ],
+        memos: [m],
+        fail: true,
+      });
+      expect(await h.verifier.verify(input(option(m), tx))).toEqual({ status: 'rejected', reason: 'transaction_failed' });
+    });
+
+    it('reports an unknown transaction as pending', async () => {
+      expect(await h.verifier.verify(input(option(memo()), h.unknownTxId()))).toEqual({
+        status: 'pending',
+        reason: 'not_found',
+      });
+    });
+
+    it('reports a transaction that is not final as pending, then verifies it', async () => {
+      const m = memo();
+      h.setFault('hold_finality');
+      let tx: string;
+      try {
+        tx = await h.send({
+          transfers: [
+            { to: provider, amount: 900_000n },
+            { to: platform, amount: 100_000n },
+          ],
+          memos: [m],
+        });
+        const first = await h.verifier.verify(input(option(m), tx));
+        expect(first.status).toBe('pending');
+      } finally {
+        h.setFault('none');
+      }
+      h.finalizeAll();
+      expect((await h.verifier.verify(input(option(m), tx))).status).toBe('verified');
+    });
+
+    it('throws ChainUnavailableError when the RPC is down', async () => {
+      const m = memo();
+      const tx = await h.send({
+        transfers: [
+          { to: provider, amount: 900_000n },
+          { to: platform, amount: 100_000n },
+        ],
+        memos: [m],
+      });
+      h.setFault('rpc_down');
+      try {
+        await expect(h.verifier.verify(input(option(m), tx))).rejects.toBeInstanceOf(ChainUnavailableError);
+      } finally {
+        h.setFault('none');
+      }
+    });
+
+    it('rejects a transaction made before the requirement was issued', async () => {
+      const m = memo();
+      const tx = await h.send({
+        transfers: [
+          { to: provider, amount: 900_000n },
+          { to: platform, amount: 100_000n },
+        ],
+        memos: [m],
+      });
+      const later = Date.now() + 10 * MINUTE;
+      const r = await h.verifier.verify(input(option(m), tx, { issuedAtMs: later, expiresAtMs: later + 5 * MINUTE }));
+      expect(r).toEqual({ status: 'rejected', reason: 'transaction_too_old' });
+    });
+
+    it('rejects a transaction made after the requirement expired', async () => {
+      const m = memo();
+      const tx = await h.send({
+        transfers: [
+          { to: provider, amount: 900_000n },
+          { to: platform, amount: 100_000n },
+        ],
+        memos: [m],
+      });
+      const earlier = Date.now() - 20 * MINUTE;
+      const r = await h.verifier.verify(input(option(m), tx, { issuedAtMs: earlier, expiresAtMs: earlier + 5 * MINUTE }));
+      expect(r).toEqual({ status: 'rejected', reason: 'transaction_too_late' });
+    });
+  });
+}

@@ -1,0 +1,3 @@
+export * from './amounts.ts';
+export * from './errors.ts';
+export * from './types.ts';
