@@ -1,0 +1,310 @@
+/**
+ * Repository interfaces: the only way the gateway touches its database. Two
+ * implementations (SQLite via node:sqlite, PostgreSQL via pg) share one Kysely
+ * query path; the contract suite in store.contract.ts runs against both.
+ *
+ * Every rule here must hold across several gateway processes sharing one
+ * PostgreSQL database, so anything that must happen once is one atomic statement.
+ */
+
+export type Chain = 'sui' | 'solana';
+
+export interface Owner {
+  chain: Chain;
+  address: string;
+}
+
+export interface Project {
+  id: string;
+  slug: string;
+  name: string;
+  description: string;
+  category: string;
+  owner: Owner;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type OriginAuthType = 'none' | 'bearer' | 'header' | 'query';
+
+export interface Api {
+  id: string;
+  projectId: string;
+  name: string;
+  baseUrl: string;
+  authType: OriginAuthType;
+  /** Header or query parameter name (for 'header' and 'query'). */
+  authName: string | null;
+  /** AES-256-GCM ciphertext of the origin secret (opaque to the store). */
+  authSecretEnc: string | null;
+  /** Last 4 characters of the secret, the only part ever shown back. */
+  authSecretLast4: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Endpoint {
+  id: string;
+  projectId: string;
+  apiId: string;
+  method: string;
+  /** Registered path without a leading slash, e.g. "v1/weather". */
+  path: string;
+  /** Price in atomic USDC units. */
+  price: bigint;
+  endpointType: 'external_proxy';
+  description: string;
+  timeoutMs: number;
+  enabled: boolean;
+  inputSchema: unknown | null;
+  outputSchema: unknown | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Rail {
+  projectId: string;
+  chain: Chain;
+  network: string;
+  providerRecipient: string;
+  updatedAt: string;
+}
+
+export interface NewProject {
+  slug: string;
+  name: string;
+  description: string;
+  category: string;
+  owner: Owner;
+}
+export type ProjectPatch = Partial<Pick<Project, 'name' | 'description' | 'category'>>;
+
+export interface NewApi {
+  projectId: string;
+  name: string;
+  baseUrl: string;
+  authType: OriginAuthType;
+  authName: string | null;
+  authSecretEnc: string | null;
+  authSecretLast4: string | null;
+}
+export type ApiPatch = Partial<Omit<NewApi, 'projectId'>>;
+
+export interface NewEndpoint {
+  projectId: string;
+  apiId: string;
+  method: string;
+  path: string;
+  price: bigint;
+  description: string;
+  timeoutMs: number;
+  enabled: boolean;
+  inputSchema: unknown | null;
+  outputSchema: unknown | null;
+}
+export type EndpointPatch = Partial<Omit<NewEndpoint, 'projectId'>>;
+
+export interface DirectoryQuery {
+  q?: string;
+  category?: string;
+  /** Opaque cursor from a previous page (the last slug seen). */
+  after?: string;
+  limit: number;
+}
+
+/** Thrown by create/update when a unique key (slug, endpoint method+path) is taken. */
+export class UniqueViolationError extends Error {
+  override readonly name = 'UniqueViolationError';
+}
+
+export interface ProjectRepo {
+  create(p: NewProject): Promise<Project>;
+  bySlug(slug: string): Promise<Project | null>;
+  byId(id: string): Promise<Project | null>;
+  listByOwner(owner: Owner): Promise<Project[]>;
+  listAll(): Promise<Project[]>;
+  update(id: string, patch: ProjectPatch): Promise<Project | null>;
+  /** Deletes the project with its APIs, endpoints and rails. */
+  delete(id: string): Promise<boolean>;
+  /** Projects with at least one enabled endpoint and at least one rail, ordered by slug. */
+  listListed(q: DirectoryQuery): Promise<Project[]>;
+  /** Category -> number of listed projects. */
+  listedCategories(): Promise<{ category: string; count: number }[]>;
+}
+
+export interface ApiRepo {
+  create(a: NewApi): Promise<Api>;
+  byId(projectId: string, id: string): Promise<Api | null>;
+  list(projectId: string): Promise<Api[]>;
+  update(projectId: string, id: string, patch: ApiPatch): Promise<Api | null>;
+  /** Deletes the API and the endpoints that forward to it. */
+  delete(projectId: string, id: string): Promise<boolean>;
+}
+
+export interface EndpointRepo {
+  create(e: NewEndpoint): Promise<Endpoint>;
+  byId(projectId: string, id: string): Promise<Endpoint | null>;
+  /** The hot-path lookup for /p/:slug/*: exact method and path. */
+  find(projectId: string, method: string, path: string): Promise<Endpoint | null>;
+  list(projectId: string): Promise<Endpoint[]>;
+  update(projectId: string, id: string, patch: EndpointPatch): Promise<Endpoint | null>;
+  delete(projectId: string, id: string): Promise<boolean>;
+}
+
+export interface RailRepo {
+  upsert(r: Omit<Rail, 'updatedAt'>): Promise<Rail>;
+  list(projectId: string): Promise<Rail[]>;
+  delete(projectId: string, chain: Chain): Promise<boolean>;
+}
+
+// ---------------------------------------------------------------------------
+// Redemptions: the exactly-once core (DESIGN §4.4, §4.5).
+
+export interface RedemptionKey {
+  chain: Chain;
+  network: string;
+  txId: string;
+  nonce: string;
+}
+
+export interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Uint8Array;
+}
+
+export interface Redemption extends RedemptionKey {
+  id: string;
+  requestHash: string;
+  requirementId: string;
+  payer: string;
+  /** 'in_progress' holds a lease; 'retryable' may be claimed again; 'delivered' is final. */
+  state: 'in_progress' | 'retryable' | 'delivered';
+  /** Fencing token: increments on every claim, so a stale holder cannot complete. */
+  attempt: number;
+  leaseUntilMs: number;
+  response: StoredResponse | null;
+  createdAtMs: number;
+}
+
+export interface ClaimInput extends RedemptionKey {
+  requestHash: string;
+  requirementId: string;
+  payer: string;
+  /** Opaque details of the paid request kept with the redemption (amounts, endpoint id). */
+  meta: Record<string, unknown>;
+  nowMs: number;
+  leaseMs: number;
+}
+
+export type ClaimResult =
+  /** This caller holds the lease and must deliver (complete) or give back (release). */
+  | { kind: 'claimed'; redemption: Redemption }
+  /** Same payment and same request, already delivered: replay the stored response. */
+  | { kind: 'delivered'; redemption: Redemption }
+  /** Same payment and same request, another attempt holds a live lease. */
+  | { kind: 'in_progress'; redemption: Redemption }
+  /** The transaction or the nonce was redeemed for a different request. */
+  | { kind: 'used_elsewhere'; by: 'tx' | 'nonce' };
+
+export interface RedemptionRepo {
+  /**
+   * One atomic claim keyed uniquely by (chain, network, txId) and by nonce. Of any
+   * number of concurrent callers across processes, exactly one gets 'claimed' for a
+   * fresh key; a 'retryable' row or an expired lease is taken over by exactly one.
+   */
+  claim(input: ClaimInput): Promise<ClaimResult>;
+  /** Looks up by transaction, for answering a replay without asking the chain. */
+  byTx(chain: Chain, network: string, txId: string): Promise<Redemption | null>;
+  /** Stores the delivered response; false if `attempt` no longer holds the lease. */
+  complete(id: string, attempt: number, response: StoredResponse, nowMs: number): Promise<boolean>;
+  /** Gives the payment back for a retry of the same request (upstream failed); false if not the holder. */
+  release(id: string, attempt: number): Promise<boolean>;
+  /** Extends a live lease (long streams); false if not the holder. */
+  renew(id: string, attempt: number, leaseUntilMs: number): Promise<boolean>;
+  /** Drops stored response bodies older than the cutoff (the redemption row itself stays forever). */
+  pruneResponses(olderThanMs: number): Promise<number>;
+}
+
+// ---------------------------------------------------------------------------
+// Sign-in and sessions (DESIGN §4.8).
+
+export interface AuthChallenge {
+  nonce: string;
+  chain: Chain;
+  address: string;
+  message: string;
+  issuedAtMs: number;
+  expiresAtMs: number;
+}
+
+export interface Session {
+  tokenHash: string;
+  owner: Owner;
+  createdAtMs: number;
+  expiresAtMs: number;
+}
+
+export interface AuthRepo {
+  putChallenge(c: AuthChallenge): Promise<void>;
+  /**
+   * Atomically marks the challenge used and returns it; null if unknown, already
+   * used, or expired at `nowMs`. Exactly one of concurrent callers gets it.
+   */
+  consumeChallenge(nonce: string, nowMs: number): Promise<AuthChallenge | null>;
+  createSession(s: Session): Promise<void>;
+  /** The live (not revoked, not expired) session for a token hash. */
+  session(tokenHash: string, nowMs: number): Promise<Session | null>;
+  revokeSession(tokenHash: string): Promise<boolean>;
+}
+
+// ---------------------------------------------------------------------------
+// Conversations (DESIGN §4.10).
+
+export interface Conversation {
+  id: string;
+  owner: Owner;
+  title: string;
+  model: string | null;
+  metadata: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ConversationItem {
+  id: string;
+  conversationId: string;
+  seq: number;
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+  /** The redemption that paid for this turn, if any (a paid turn is stored once). */
+  redemptionId: string | null;
+  usage: Record<string, unknown> | null;
+  createdAt: string;
+}
+
+export interface ConversationRepo {
+  create(c: { owner: Owner; title: string; model: string | null; metadata: Record<string, unknown> }): Promise<Conversation>;
+  byId(owner: Owner, id: string): Promise<Conversation | null>;
+  /** Newest first; `before` is the id of the last one seen. */
+  list(owner: Owner, opts: { limit: number; before?: string }): Promise<Conversation[]>;
+  update(owner: Owner, id: string, patch: { title?: string; model?: string | null; metadata?: Record<string, unknown> }): Promise<Conversation | null>;
+  delete(owner: Owner, id: string): Promise<boolean>;
+  /** Appends items atomically with consecutive seq numbers. */
+  append(conversationId: string, items: Omit<ConversationItem, 'id' | 'conversationId' | 'seq' | 'createdAt'>[]): Promise<ConversationItem[]>;
+  items(conversationId: string, opts: { limit: number; after?: number }): Promise<ConversationItem[]>;
+}
+
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres';
+  projects: ProjectRepo;
+  apis: ApiRepo;
+  endpoints: EndpointRepo;
+  rails: RailRepo;
+  redemptions: RedemptionRepo;
+  auth: AuthRepo;
+  conversations: ConversationRepo;
+  /** Cheap liveness query for /readyz. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
