@@ -1,0 +1,95 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { EMPTY_BODY_SHA256, sha256Hex } from './hash.ts';
+import { computeRequestHash, type RequestHashInput, requestHashPreimage } from './request-hash.ts';
+
+interface Vector {
+  name: string;
+  body?: string;
+  input: RequestHashInput;
+  preimage: string;
+  requestHash: string;
+}
+const vectors: Vector[] = JSON.parse(
+  readFileSync(new URL('../docs/request-hash-vectors.json', import.meta.url), 'utf8'),
+);
+
+describe('computeRequestHash', () => {
+  it('has vectors for every documented case', () => {
+    expect(vectors.map((v) => v.name)).toEqual(
+      expect.arrayContaining([
+        'GET with a query string, one Solana option',
+        'POST with a JSON body',
+        'DELETE with an empty body',
+        'free endpoint with a single platform split',
+        'two accept options (Sui and Solana)',
+      ]),
+    );
+  });
+
+  it.each(vectors.map((v) => [v.name, v] as const))('matches the published vector: %s', (_name, v) => {
+    expect(requestHashPreimage(v.input)).toBe(v.preimage);
+    expect(computeRequestHash(v.input)).toBe(v.requestHash);
+    // Independent recomputation: SHA-256 of the preimage bytes.
+    expect(createHash('sha256').update(v.preimage).digest('hex')).toBe(v.requestHash);
+    if (v.body !== undefined) expect(v.input.bodySha256).toBe(sha256Hex(v.body));
+  });
+
+  it('hashes an empty body as the SHA-256 of the empty string', () => {
+    expect(sha256Hex('')).toBe(EMPTY_BODY_SHA256);
+  });
+
+  const base = vectors.find((v) => v.name.startsWith('two accept options'))!.input;
+  const mutations: [string, (i: RequestHashInput) => RequestHashInput][] = [
+    ['scheme', (i) => ({ ...i, scheme: 'exact' })],
+    ['method', (i) => ({ ...i, method: 'PUT' })],
+    ['path', (i) => ({ ...i, path: '/p/weather/v1/forecast2?units=metric' })],
+    ['query string', (i) => ({ ...i, path: '/p/weather/v1/forecast?units=imperial' })],
+    ['body hash', (i) => ({ ...i, bodySha256: sha256Hex('{"city":"Bergen","days":3}') })],
+    ['price', (i) => ({ ...i, price: '10001' })],
+    ['fee', (i) => ({ ...i, fee: '1001' })],
+    ['nonce', (i) => ({ ...i, nonce: `${i.nonce}x` })],
+    ['expiry', (i) => ({ ...i, expiresAt: '2026-11-22T12:25:01.000Z' })],
+    ['chain', (i) => ({ ...i, accepts: i.accepts.map((a, k) => (k === 0 ? { ...a, chain: 'solana' } : a)) })],
+    ['network', (i) => ({ ...i, accepts: i.accepts.map((a, k) => (k === 0 ? { ...a, network: 'localnet' } : a)) })],
+    ['option order', (i) => ({ ...i, accepts: [...i.accepts].reverse() })],
+    [
+      'split recipient',
+      (i) => ({
+        ...i,
+        accepts: i.accepts.map((a, k) =>
+          k === 1 ? { ...a, splits: a.splits.map((s, j) => (j === 0 ? { ...s, payTo: `${s.payTo.slice(0, -1)}X` } : s)) } : a,
+        ),
+      }),
+    ],
+    [
+      'split amount',
+      (i) => ({
+        ...i,
+        accepts: i.accepts.map((a, k) =>
+          k === 1 ? { ...a, splits: a.splits.map((s, j) => (j === 1 ? { ...s, amount: '999' } : s)) } : a,
+        ),
+      }),
+    ],
+    [
+      'split recipient type',
+      (i) => ({
+        ...i,
+        accepts: i.accepts.map((a, k) =>
+          k === 0 ? { ...a, splits: a.splits.map((s, j) => (j === 0 ? { ...s, recipientType: 'platform' as const } : s)) } : a,
+        ),
+      }),
+    ],
+  ];
+
+  it.each(mutations)('changes when the %s changes', (_field, mutate) => {
+    expect(computeRequestHash(mutate(base))).not.toBe(computeRequestHash(base));
+  });
+
+  it('treats the method case-insensitively and amounts as atomic integers', () => {
+    expect(computeRequestHash({ ...base, method: 'post' })).toBe(computeRequestHash(base));
+    expect(computeRequestHash({ ...base, price: 10000n })).toBe(computeRequestHash(base));
+    expect(() => computeRequestHash({ ...base, price: '0.01' })).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,62 @@
+/**
+ * requestHash binds a payment to one exact request and one exact quote
+ * (SPEC §2.6, DESIGN §4.3). Definition and test vectors: docs/request-hash.md.
+ */
+import { canonicalJson } from './canonical-json.ts';
+import { sha256Hex } from './hash.ts';
+import type { Scheme } from './types.ts';
+
+export interface RequestHashSplit {
+  recipientType: 'provider' | 'platform';
+  payTo: string;
+  /** Atomic units, integer string ("10000" = 0.01 USDC) or bigint. */
+  amount: string | bigint;
+}
+
+export interface RequestHashInput {
+  scheme: Scheme;
+  /** HTTP method; upper-cased before hashing. */
+  method: string;
+  /** Request path with its query string exactly as received, e.g. "/p/demo/weather?city=Oslo". */
+  path: string;
+  /** Lowercase hex SHA-256 of the raw body bytes (of the empty string when there is no body). */
+  bodySha256: string;
+  price: string | bigint;
+  fee: string | bigint;
+  accepts: { chain: string; network: string; asset: string; splits: RequestHashSplit[] }[];
+  nonce: string;
+  /** ISO 8601 UTC, exactly as in the requirement. */
+  expiresAt: string;
+}
+
+const atomic = (v: string | bigint): string => {
+  const s = typeof v === 'bigint' ? v.toString() : v;
+  if (!/^(0|[1-9][0-9]*)$/.test(s)) throw new TypeError(`not an atomic integer amount: ${s}`);
+  return s;
+};
+
+/** The exact object that is canonicalised and hashed. */
+export function requestHashPreimage(input: RequestHashInput): string {
+  return canonicalJson({
+    v: 1,
+    scheme: input.scheme,
+    method: input.method.toUpperCase(),
+    path: input.path,
+    bodySha256: input.bodySha256.toLowerCase(),
+    price: atomic(input.price),
+    fee: atomic(input.fee),
+    accepts: input.accepts.map((a) => ({
+      chain: a.chain,
+      network: a.network,
+      asset: a.asset,
+      splits: a.splits.map((s) => ({ recipientType: s.recipientType, payTo: s.payTo, amount: atomic(s.amount) })),
+    })),
+    nonce: input.nonce,
+    expiresAt: input.expiresAt,
+  });
+}
+
+/** Lowercase hex SHA-256 of the RFC 8785 canonical JSON of the bound fields. */
+export function computeRequestHash(input: RequestHashInput): string {
+  return sha256Hex(requestHashPreimage(input));
+}
