@@ -1,0 +1,25 @@
+/** Liveness, readiness and metrics. */
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../deps.ts';
+
+export function healthRoutes(app: FastifyInstance, deps: Deps): void {
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (_request, reply) => {
+    const checks: Record<string, 'ok' | 'down'> = {};
+    try {
+      await deps.store.ping();
+      checks['database'] = 'ok';
+    } catch {
+      checks['database'] = 'down';
+    }
+    const ready = Object.values(checks).every((v) => v === 'ok');
+    reply.code(ready ? 200 : 503).header('cache-control', 'no-store');
+    return { status: ready ? 'ready' : 'not_ready', checks };
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    reply.header('content-type', deps.metrics.registry.contentType);
+    return deps.metrics.registry.metrics();
+  });
+}
