@@ -1,0 +1,219 @@
+/**
+ * The exactly-once core (DESIGN §4.4, §4.5). Every decision that must happen once
+ * is a single conditional statement, so it holds across processes sharing the
+ * database: the claim is INSERT … ON CONFLICT DO NOTHING on two unique keys, a
+ * takeover is an UPDATE fenced by `attempt`, and complete/release/renew only touch
+ * a row whose `attempt` and state still say the caller holds the lease.
+ */
+import type { Selectable } from 'kysely';
+import type { Chain, ClaimInput, ClaimResult, Redemption, RedemptionRepo, StoredResponse } from '../store.ts';
+import type { Backend } from './backend.ts';
+import { newId } from './ids.ts';
+import { fromBlob, toBlob, toNum } from './rows.ts';
+import type { RedemptionsTable } from './schema.ts';
+
+type Row = Selectable<RedemptionsTable>;
+
+function toRedemption(r: Row): Redemption {
+  const response: StoredResponse | null =
+    r.state === 'delivered' && r.response_status !== null && r.response_body !== null
+      ? {
+          status: r.response_status,
+          headers: JSON.parse(r.response_headers ?? '{}') as Record<string, string>,
+          body: fromBlob(r.response_body),
+        }
+      : null;
+  return {
+    id: r.id,
+    chain: r.chain as Chain,
+    network: r.network,
+    txId: r.tx_id,
+    nonce: r.nonce,
+    requestHash: r.request_hash,
+    requirementId: r.requirement_id,
+    payer: r.payer,
+    state: r.state as Redemption['state'],
+    attempt: r.attempt,
+    leaseUntilMs: toNum(r.lease_until_ms),
+    response,
+    createdAtMs: toNum(r.created_at_ms),
+  };
+}
+
+/** Rounds of insert-or-read before giving up on a row that keeps changing under us. */
+const MAX_ROUNDS = 4;
+
+export function redemptionRepo(backend: Backend): RedemptionRepo {
+  const { db } = backend;
+
+  async function tryInsert(input: ClaimInput): Promise<Row | undefined> {
+    return (
+      db
+        .insertInto('redemptions')
+        .values({
+          id: newId('rdm'),
+          chain: input.chain,
+          network: input.network,
+          tx_id: input.txId,
+          nonce: input.nonce,
+          request_hash: input.requestHash,
+          requirement_id: input.requirementId,
+          payer: input.payer,
+          state: 'in_progress',
+          attempt: 1,
+          lease_until_ms: input.nowMs + input.leaseMs,
+          response_status: null,
+          response_headers: null,
+          response_body: null,
+          meta: JSON.stringify(input.meta),
+          created_at_ms: input.nowMs,
+          delivered_at_ms: null,
+        })
+        // No conflict target: a clash on EITHER unique key (tx or nonce) inserts nothing.
+        .onConflict((oc) => oc.doNothing())
+        .returningAll()
+        .executeTakeFirst()
+    );
+  }
+
+  async function existing(input: ClaimInput): Promise<{ byTx?: Row; byNonce?: Row }> {
+    const rows = await db
+      .selectFrom('redemptions')
+      .selectAll()
+      .where((eb) =>
+        eb.or([
+          eb.and([
+            eb('chain', '=', input.chain),
+            eb('network', '=', input.network),
+            eb('tx_id', '=', input.txId),
+          ]),
+          eb('nonce', '=', input.nonce),
+        ]),
+      )
+      .execute();
+    return {
+      byTx: rows.find(
+        (r) => r.chain === input.chain && r.network === input.network && r.tx_id === input.txId,
+      ),
+      byNonce: rows.find((r) => r.nonce === input.nonce),
+    };
+  }
+
+  /** Takes over a retryable row or an expired lease; exactly one concurrent caller gets the row back. */
+  async function takeOver(row: Row, input: ClaimInput): Promise<Row | undefined> {
+    return db
+      .updateTable('redemptions')
+      .set((eb) => ({
+        state: 'in_progress',
+        attempt: eb('attempt', '+', 1),
+        lease_until_ms: input.nowMs + input.leaseMs,
+      }))
+      .where('id', '=', row.id)
+      .where('attempt', '=', row.attempt)
+      .where((eb) =>
+        eb.or([
+          eb('state', '=', 'retryable'),
+          eb.and([eb('state', '=', 'in_progress'), eb('lease_until_ms', '<', input.nowMs)]),
+        ]),
+      )
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  return {
+    async claim(input: ClaimInput): Promise<ClaimResult> {
+      if (!Number.isSafeInteger(input.nowMs) || !Number.isSafeInteger(input.leaseMs) || input.leaseMs <= 0) {
+        throw new RangeError('claim needs integer nowMs and a positive integer leaseMs');
+      }
+      let last: Row | undefined;
+      for (let round = 0; round < MAX_ROUNDS; round++) {
+        const inserted = await tryInsert(input);
+        if (inserted) return { kind: 'claimed', redemption: toRedemption(inserted) };
+
+        const { byTx, byNonce } = await existing(input);
+        if (byTx) {
+          if (byTx.nonce !== input.nonce || byTx.request_hash !== input.requestHash) {
+            return { kind: 'used_elsewhere', by: 'tx' };
+          }
+        } else if (byNonce) {
+          return { kind: 'used_elsewhere', by: 'nonce' };
+        } else {
+          continue; // Rows are never deleted, so this is only a read racing the insert: go again.
+        }
+
+        last = byTx;
+        if (byTx.state === 'delivered') return { kind: 'delivered', redemption: toRedemption(byTx) };
+        const free =
+          byTx.state === 'retryable' ||
+          (byTx.state === 'in_progress' && toNum(byTx.lease_until_ms) < input.nowMs);
+        if (!free) return { kind: 'in_progress', redemption: toRedemption(byTx) };
+        const taken = await takeOver(byTx, input);
+        if (taken) return { kind: 'claimed', redemption: toRedemption(taken) };
+        // Another caller moved the row first; read it again to report what it is now.
+      }
+      if (last) return { kind: 'in_progress', redemption: toRedemption(last) };
+      throw new Error('redemption claim found neither a free key nor the row holding it');
+    },
+
+    async byTx(chain, network, txId) {
+      const r = await db
+        .selectFrom('redemptions')
+        .selectAll()
+        .where('chain', '=', chain)
+        .where('network', '=', network)
+        .where('tx_id', '=', txId)
+        .executeTakeFirst();
+      return r ? toRedemption(r) : null;
+    },
+
+    async complete(id, attempt, response, nowMs) {
+      const r = await db
+        .updateTable('redemptions')
+        .set({
+          state: 'delivered',
+          response_status: response.status,
+          response_headers: JSON.stringify(response.headers),
+          response_body: toBlob(response.body),
+          delivered_at_ms: nowMs,
+        })
+        .where('id', '=', id)
+        .where('attempt', '=', attempt)
+        .where('state', '=', 'in_progress')
+        .executeTakeFirst();
+      return r.numUpdatedRows === 1n;
+    },
+
+    async release(id, attempt) {
+      const r = await db
+        .updateTable('redemptions')
+        .set({ state: 'retryable', lease_until_ms: 0 })
+        .where('id', '=', id)
+        .where('attempt', '=', attempt)
+        .where('state', '=', 'in_progress')
+        .executeTakeFirst();
+      return r.numUpdatedRows === 1n;
+    },
+
+    async renew(id, attempt, leaseUntilMs) {
+      const r = await db
+        .updateTable('redemptions')
+        .set({ lease_until_ms: leaseUntilMs })
+        .where('id', '=', id)
+        .where('attempt', '=', attempt)
+        .where('state', '=', 'in_progress')
+        .executeTakeFirst();
+      return r.numUpdatedRows === 1n;
+    },
+
+    async pruneResponses(olderThanMs) {
+      const r = await db
+        .updateTable('redemptions')
+        .set({ response_body: null, response_headers: null })
+        .where('state', '=', 'delivered')
+        .where('delivered_at_ms', '<', olderThanMs)
+        .where('response_body', 'is not', null)
+        .executeTakeFirst();
+      return toNum(r.numUpdatedRows);
+    },
+  };
+}

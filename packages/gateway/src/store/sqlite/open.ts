@@ -1,0 +1,39 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { Kysely } from 'kysely';
+import type { StoreLogger } from '../kysely/backend.ts';
+import { kyselyStore } from '../kysely/kysely-store.ts';
+import type { Database } from '../kysely/schema.ts';
+import { migrateToLatest } from '../migrations/migrate.ts';
+import type { Store } from '../store.ts';
+import { sqliteBackend } from './backend.ts';
+import { NodeSqliteDialect } from './dialect.ts';
+
+const BUSY_TIMEOUT_MS = 5_000;
+
+/** Opens (creating if needed) a SQLite database file, or `:memory:`, and migrates it. */
+export async function openSqliteStore(location: string, opts: { logger?: StoreLogger } = {}): Promise<Store> {
+  const memory = location === ':memory:';
+  if (!memory) mkdirSync(dirname(resolve(location)), { recursive: true });
+  const database = new DatabaseSync(location);
+  try {
+    // WAL lets readers run beside the writer (and another process); busy_timeout makes a
+    // second process wait for the write lock instead of failing at once.
+    if (!memory) database.exec('PRAGMA journal_mode = WAL');
+    database.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    database.exec('PRAGMA foreign_keys = ON');
+  } catch (err) {
+    database.close();
+    throw err;
+  }
+  const db = new Kysely<Database>({ dialect: new NodeSqliteDialect({ database }) });
+  const backend = sqliteBackend(db);
+  try {
+    await migrateToLatest(db, { types: backend.types, ...(opts.logger ? { logger: opts.logger } : {}) });
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  return kyselyStore(backend);
+}
