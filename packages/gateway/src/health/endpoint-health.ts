@@ -1,0 +1,101 @@
+/**
+ * Endpoint health: passive (consecutive upstream failures on real traffic) and
+ * active (a periodic probe of each API origin). An unhealthy endpoint answers
+ * 503 endpoint_unavailable and never a 402, so nobody pays for a dead upstream.
+ * State is per process; each process learns from its own traffic and probes.
+ */
+import type { Metrics } from '../metrics.ts';
+
+export interface HealthOptions {
+  /** Consecutive failures that mark an endpoint unhealthy. */
+  failureThreshold: number;
+  /** After this long without a successful probe, let real traffic try again (half-open). */
+  cooldownMs: number;
+  now?: () => number;
+  metrics?: Metrics;
+}
+
+interface State {
+  failures: number;
+  unhealthySince: number | null;
+  label: { project: string; endpoint: string };
+}
+
+export interface ProbeTarget {
+  apiId: string;
+  baseUrl: string;
+  endpoints: { id: string; project: string }[];
+}
+
+export function createHealthMonitor(opts: HealthOptions) {
+  const now = opts.now ?? Date.now;
+  const states = new Map<string, State>();
+  let timer: NodeJS.Timeout | null = null;
+
+  const state = (endpointId: string, project = ''): State => {
+    let s = states.get(endpointId);
+    if (!s) {
+      s = { failures: 0, unhealthySince: null, label: { project, endpoint: endpointId } };
+      states.set(endpointId, s);
+    }
+    return s;
+  };
+  const publish = (s: State, healthy: boolean) => opts.metrics?.endpointHealthy.set(s.label, healthy ? 1 : 0);
+
+  const monitor = {
+    isHealthy(endpointId: string): boolean {
+      const s = states.get(endpointId);
+      if (!s || s.unhealthySince === null) return true;
+      return now() - s.unhealthySince >= opts.cooldownMs;
+    },
+    recordSuccess(endpointId: string, project?: string): void {
+      const s = state(endpointId, project);
+      s.failures = 0;
+      if (s.unhealthySince !== null) s.unhealthySince = null;
+      publish(s, true);
+    },
+    recordFailure(endpointId: string, project?: string): void {
+      const s = state(endpointId, project);
+      s.failures += 1;
+      if (s.failures >= opts.failureThreshold) {
+        // Re-arm the cooldown on every failure while half-open.
+        s.unhealthySince = now();
+        publish(s, false);
+      }
+    },
+    /** Marks every endpoint of a probed origin at once. */
+    recordProbe(target: ProbeTarget, ok: boolean): void {
+      for (const e of target.endpoints) {
+        if (ok) monitor.recordSuccess(e.id, e.project);
+        else {
+          const s = state(e.id, e.project);
+          s.failures = Math.max(s.failures + 1, opts.failureThreshold);
+          s.unhealthySince = now();
+          publish(s, false);
+        }
+      }
+    },
+    /** Starts active probing; `targets` is read fresh each round, `probe` resolves to true when healthy. */
+    start(intervalMs: number, targets: () => Promise<ProbeTarget[]>, probe: (t: ProbeTarget) => Promise<boolean>): void {
+      if (intervalMs <= 0 || timer) return;
+      const round = async () => {
+        try {
+          const list = await targets();
+          await Promise.all(list.map(async (t) => monitor.recordProbe(t, await probe(t).catch(() => false))));
+        } catch {
+          // A probe round that cannot even list targets changes nothing.
+        }
+      };
+      timer = setInterval(() => void round(), intervalMs);
+      timer.unref();
+      void round();
+    },
+    stop(): void {
+      if (timer) clearInterval(timer);
+      timer = null;
+    },
+  };
+  return monitor;
+}
+
+export type HealthMonitor = ReturnType<typeof createHealthMonitor>;

@@ -1,0 +1,147 @@
+/**
+ * ANY /p/:projectSlug/* — the paid proxy. Order: vet the path (invalid_path), find
+ * the endpoint (endpoint_not_found), check availability (endpoint_unavailable, never
+ * 402), then the payment gate, then forward and settle.
+ */
+import { decodePaymentReceipt, EMPTY_BODY_SHA256, encodePaymentReceipt, sha256Hex } from '@tollgate/protocol';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.ts';
+import { sendError } from '../errors.ts';
+import { endpointKey } from '../marketplace/catalog.ts';
+import { flattenHeaders, NOT_RETAINED, streamAndSettle } from '../marketplace/deliver.ts';
+import { splitMarketplaceTarget } from '../marketplace/paths.ts';
+import { marketplaceQuote } from '../marketplace/quote.ts';
+import type { PaidLease } from '../payments/gate.ts';
+import { readCapped } from '../proxy/forward.ts';
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+export function marketplaceRoutes(app: FastifyInstance, deps: Deps): void {
+  app.register(async (scope) => {
+    // Raw bytes for every content type: the bytes hashed are the bytes forwarded.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+    scope.route({ method: [...METHODS], url: '/p/:projectSlug', handler: (req, reply) => handle(req, reply, deps) });
+    scope.route({ method: [...METHODS], url: '/p/:projectSlug/*', handler: (req, reply) => handle(req, reply, deps) });
+  });
+}
+
+async function handle(request: FastifyRequest, reply: FastifyReply, deps: Deps): Promise<FastifyReply> {
+  const target = splitMarketplaceTarget(request.url);
+  if (!target.ok) return sendError(reply, 'invalid_path', 'the path is not allowed', { reason: target.reason });
+
+  const entry = await deps.catalog.get(target.slug);
+  const endpoint = entry?.endpoints.get(endpointKey(request.method, target.path));
+  if (!entry || !endpoint) {
+    return sendError(reply, 'endpoint_not_found', `no endpoint ${request.method} /${target.path} in project ${target.slug}`);
+  }
+  const api = entry.apis.get(endpoint.apiId);
+  if (!endpoint.enabled || !api || !deps.health.isHealthy(endpoint.id)) {
+    return sendError(reply, 'endpoint_unavailable', 'this endpoint is currently unavailable', {
+      reason: !endpoint.enabled ? 'disabled' : !api ? 'no_origin' : 'unhealthy',
+    }, { 'retry-after': '30' });
+  }
+
+  const quote = marketplaceQuote(target.slug, endpoint, entry.rails, deps.config, deps.verifiers);
+  if (quote.options.length === 0 && quote.price + quote.fee > 0n) {
+    return sendError(reply, 'endpoint_unavailable', 'this endpoint has no payment rail that can be used now', {
+      reason: 'no_payment_rail',
+    });
+  }
+
+  const body = Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : null;
+  const facts = {
+    method: request.method,
+    pathWithQuery: target.pathWithQuery,
+    bodySha256: body ? sha256Hex(body) : EMPTY_BODY_SHA256,
+  };
+  const header = request.headers['x-payment'];
+  const outcome = await deps.gate.process(Array.isArray(header) ? header[0] : header, facts, quote);
+
+  switch (outcome.kind) {
+    case 'challenge':
+      return reply.code(402).header('cache-control', 'no-store').send({ ...outcome.requirement, requestId: request.id });
+    case 'error':
+      return sendError(reply, outcome.code, outcome.message, outcome.extra, outcome.headers);
+    case 'replay': {
+      const { response } = outcome;
+      if (response.headers[NOT_RETAINED]) {
+        return sendError(reply, 'conflict', 'this payment was already redeemed; its response was too large to keep', {
+          reason: 'response_not_retained',
+        });
+      }
+      reply.code(response.status).headers(response.headers);
+      reply.header('x-payment-response', outcome.receiptHeader).header('x-tollgate-replay', 'true');
+      return reply.send(Buffer.from(response.body));
+    }
+    case 'free':
+    case 'paid':
+      break;
+  }
+  const lease: PaidLease | null = outcome.kind === 'paid' ? outcome.lease : null;
+
+  const abort = new AbortController();
+  request.raw.once('close', () => {
+    if (!reply.raw.writableFinished) abort.abort();
+  });
+  const auth = api.authType === 'none' || !api.authSecretEnc
+    ? ({ type: 'none' } as const)
+    : api.authType === 'bearer'
+      ? ({ type: 'bearer', secret: deps.secretBox.open(api.authSecretEnc) } as const)
+      : ({ type: api.authType, name: api.authName ?? '', secret: deps.secretBox.open(api.authSecretEnc) } as const);
+  const result = await deps.forwarder.forward({
+    baseUrl: api.baseUrl,
+    path: target.path,
+    query: target.query,
+    method: request.method,
+    headers: request.headers,
+    body,
+    auth,
+    timeoutMs: endpoint.timeoutMs,
+    clientIp: request.ip,
+    forwardedProto: 'http',
+    forwardedHost: String(request.headers.host ?? ''),
+    requestId: String(request.id),
+    signal: abort.signal,
+  });
+
+  const project = entry.project.slug;
+  if (!result.ok) {
+    deps.health.recordFailure(endpoint.id, project);
+    deps.metrics.upstream.inc({ outcome: result.error });
+    if (lease) await lease.release();
+    const code = result.error === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error';
+    return sendError(reply, code, result.error === 'upstream_timeout' ? 'the upstream did not answer in time' : 'the upstream could not be reached', {
+      retryable: lease !== null,
+      reason: result.error,
+    }, lease ? { 'x-payment-response': failedReceipt(lease) } : {});
+  }
+
+  if (result.status >= 500 && lease) {
+    deps.health.recordFailure(endpoint.id, project);
+    deps.metrics.upstream.inc({ outcome: 'upstream_5xx' });
+    // Drain (bounded) so the pooled connection can be reused, then give the payment back.
+    await readCapped(result.body, 64 * 1024).catch(() => undefined);
+    await lease.release();
+    return sendError(
+      reply,
+      'upstream_error',
+      `the upstream answered ${result.status}; retry with the same X-PAYMENT`,
+      { retryable: true, upstreamStatus: result.status },
+      { 'x-payment-response': failedReceipt(lease) },
+    );
+  }
+
+  // Requests that needed no payment get the upstream's answer as it is, 5xx included.
+  if (result.status >= 500) deps.health.recordFailure(endpoint.id, project);
+  else deps.health.recordSuccess(endpoint.id, project);
+  deps.metrics.upstream.inc({ outcome: result.status >= 500 ? 'upstream_5xx' : 'ok' });
+  return streamAndSettle(reply, result.status, flattenHeaders(result.headers), result.body, lease, deps.config.maxResponseBytes, (delivered) => {
+    if (!delivered) deps.metrics.upstream.inc({ outcome: 'cut' });
+  });
+}
+
+/** The receipt of a payment that was verified but not yet delivered (success: false, retryable). */
+function failedReceipt(lease: PaidLease): string {
+  return encodePaymentReceipt({ ...decodePaymentReceipt(lease.receiptHeader), success: false });
+}

@@ -1,0 +1,111 @@
+/**
+ * Issuing a payment requirement (the 402 body). Writes nothing: everything the
+ * retry needs travels in the signed paymentRequirementId.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  type AcceptOption,
+  type Cost,
+  computeRequestHash,
+  formatAmount,
+  memoForNonce,
+  type PaymentRequirement,
+  USDC_DECIMALS,
+} from '@tollgate/protocol';
+import type { QuotedOption, RequirementClaims, RequirementTokens } from './requirement-token.ts';
+
+/** The request being priced, as the gateway received it. */
+export interface RequestFacts {
+  method: string;
+  /** Path and query exactly as received. */
+  pathWithQuery: string;
+  bodySha256: string;
+}
+
+export interface Quote {
+  scheme: 'exact_split' | 'exact';
+  subject: string;
+  resource: string;
+  description: string;
+  price: bigint;
+  fee: bigint;
+  /** Options without memo; the memo is derived from the nonce at issue time. */
+  options: Omit<QuotedOption, 'memo'>[];
+  cost?: Cost;
+}
+
+export function quoteTotal(q: Pick<Quote, 'price' | 'fee'>): bigint {
+  return q.price + q.fee;
+}
+
+export function toAcceptOption(o: QuotedOption): AcceptOption {
+  const total = o.splits.reduce((sum, s) => sum + s.amount, 0n);
+  return {
+    chain: o.chain,
+    network: o.network,
+    asset: 'USDC',
+    totalAmount: formatAmount(total, USDC_DECIMALS),
+    decimals: USDC_DECIMALS,
+    ...(o.chain === 'sui' ? { coinType: o.assetId } : { mint: o.assetId }),
+    splits: o.splits.map((s) => ({
+      recipientType: s.recipientType,
+      payTo: s.payTo,
+      amount: formatAmount(s.amount, USDC_DECIMALS),
+    })),
+    memo: o.memo,
+  };
+}
+
+/** The request hash for a request under a set of claims (issue time and retry use the same function). */
+export function requestHashFor(claims: RequirementClaims, req: RequestFacts): string {
+  return computeRequestHash({
+    scheme: claims.scheme,
+    method: req.method,
+    path: req.pathWithQuery,
+    bodySha256: req.bodySha256,
+    price: claims.price,
+    fee: claims.fee,
+    accepts: claims.options.map((o) => ({
+      chain: o.chain,
+      network: o.network,
+      asset: 'USDC',
+      splits: o.splits.map((s) => ({ recipientType: s.recipientType, payTo: s.payTo, amount: s.amount })),
+    })),
+    nonce: claims.nonce,
+    expiresAt: new Date(claims.expiresAtMs).toISOString(),
+  });
+}
+
+export function issueRequirement(
+  tokens: RequirementTokens,
+  quote: Quote,
+  req: RequestFacts,
+  nowMs: number,
+  ttlSec: number,
+): { body: PaymentRequirement; claims: RequirementClaims } {
+  const nonce = randomBytes(16).toString('base64url');
+  const claims: RequirementClaims = {
+    scheme: quote.scheme,
+    subject: quote.subject,
+    nonce,
+    issuedAtMs: nowMs,
+    expiresAtMs: nowMs + ttlSec * 1000,
+    price: quote.price,
+    fee: quote.fee,
+    options: quote.options.map((o) => ({ ...o, memo: memoForNonce(nonce) })),
+  };
+  const body: PaymentRequirement = {
+    error: 'payment_required',
+    x402Version: 1,
+    scheme: quote.scheme,
+    resource: quote.resource,
+    description: quote.description,
+    expiresAt: new Date(claims.expiresAtMs).toISOString(),
+    nonce,
+    requestHash: requestHashFor(claims, req),
+    paymentRequirementId: tokens.sign(claims),
+    accepts: claims.options.map(toAcceptOption),
+    ...(quote.cost ? { cost: quote.cost } : {}),
+  };
+  return { body, claims };
+}

@@ -1,0 +1,141 @@
+/**
+ * Sandbox mode (`npm start` with no configuration): local Sui and Solana chains
+ * in-process, a generated secret kept in the data directory, sandbox platform and
+ * provider wallets, a demo upstream API, and a seeded demo project to buy from.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAmount } from '@tollgate/protocol';
+import {
+  type DemoApi,
+  loadOrCreateSolanaKey,
+  loadOrCreateSuiKey,
+  startDemoApi,
+  startSolanaSandbox,
+  startSuiSandbox,
+} from '@tollgate/sandbox';
+import { type Config, withConfig } from './config.ts';
+import type { Deps } from './deps.ts';
+
+export interface SandboxChains {
+  solana: Awaited<ReturnType<typeof startSolanaSandbox>>;
+  sui: Awaited<ReturnType<typeof startSuiSandbox>>;
+  demoApi: DemoApi;
+}
+
+export interface SandboxMode {
+  config: Readonly<Config>;
+  chains: SandboxChains;
+  /** Creates or refreshes the demo project (idempotent). */
+  seed(deps: Deps): Promise<void>;
+  banner(baseUrl: string): string;
+  close(): Promise<void>;
+}
+
+export const DEMO_SLUG = 'demo';
+
+function readOrCreate(path: string, make: () => string): string {
+  if (existsSync(path)) return readFileSync(path, 'utf8').trim();
+  const value = make();
+  writeFileSync(path, `${value}\n`, { mode: 0o600 });
+  return value;
+}
+
+export async function startSandboxMode(base: Readonly<Config>): Promise<SandboxMode> {
+  const dir = base.dataDir;
+  const keys = join(dir, 'sandbox');
+  mkdirSync(keys, { recursive: true });
+  const secret = base.secret ?? readOrCreate(join(dir, 'secret'), () => randomBytes(32).toString('base64url'));
+  const adminToken = base.adminToken ?? readOrCreate(join(dir, 'admin-token'), () => `tgadmin_${randomBytes(24).toString('base64url')}`);
+  const platformSolana = loadOrCreateSolanaKey(join(keys, 'platform-solana.json'));
+  const platformSui = loadOrCreateSuiKey(join(keys, 'platform-sui.key'));
+  const providerSolana = loadOrCreateSolanaKey(join(keys, 'provider-solana.json'));
+  const providerSui = loadOrCreateSuiKey(join(keys, 'provider-sui.key'));
+
+  const [solana, sui, demoApi] = await Promise.all([startSolanaSandbox(), startSuiSandbox(), startDemoApi()]);
+  const config = withConfig(base, {
+    secret,
+    adminToken,
+    solanaRpcUrl: solana.url,
+    suiRpcUrl: sui.url,
+    platformSolanaAddress: platformSolana.address,
+    platformSuiAddress: platformSui.address,
+    allowPrivateOrigins: true,
+  });
+  const chains: SandboxChains = { solana, sui, demoApi };
+
+  return {
+    config,
+    chains,
+    async seed(deps) {
+      const { store } = deps;
+      const owner = { chain: 'solana' as const, address: providerSolana.address };
+      const project =
+        (await store.projects.bySlug(DEMO_SLUG)) ??
+        (await store.projects.create({
+          slug: DEMO_SLUG,
+          name: 'Tollgate demo API',
+          description: 'Weather, echo and fortunes from a local demo upstream, sold per request.',
+          category: 'demo',
+          owner,
+        }));
+      const apis = await store.apis.list(project.id);
+      const api =
+        apis[0] !== undefined
+          ? await store.apis.update(project.id, apis[0].id, { baseUrl: demoApi.url })
+          : await store.apis.create({
+              projectId: project.id,
+              name: 'demo upstream',
+              baseUrl: demoApi.url,
+              authType: 'none',
+              authName: null,
+              authSecretEnc: null,
+              authSecretLast4: null,
+            });
+      if (!api) throw new Error('demo API vanished while seeding');
+      const existing = await store.endpoints.list(project.id);
+      const wanted = [
+        { method: 'GET', path: 'weather', price: '0.01', description: 'Weather forecast for a city (?city=Oslo)' },
+        { method: 'POST', path: 'echo', price: '0.005', description: 'Echoes the JSON body back' },
+        { method: 'GET', path: 'fortune', price: '0', description: 'A fortune; free, only the platform fee' },
+      ];
+      for (const w of wanted) {
+        if (existing.some((e) => e.method === w.method && e.path === w.path)) continue;
+        await store.endpoints.create({
+          projectId: project.id,
+          apiId: api.id,
+          method: w.method,
+          path: w.path,
+          price: parseAmount(w.price, 6),
+          description: w.description,
+          timeoutMs: 10_000,
+          enabled: true,
+          inputSchema: null,
+          outputSchema: null,
+        });
+      }
+      await store.rails.upsert({ projectId: project.id, chain: 'solana', network: config.chainNetwork, providerRecipient: providerSolana.address });
+      await store.rails.upsert({ projectId: project.id, chain: 'sui', network: config.chainNetwork, providerRecipient: providerSui.address });
+      deps.catalog.invalidate(DEMO_SLUG);
+    },
+    banner(baseUrl) {
+      return [
+        '',
+        `Tollgate sandbox is running at ${baseUrl}`,
+        `  Solana sandbox RPC  ${solana.url}`,
+        `  Sui sandbox gRPC    ${sui.url}`,
+        `  demo upstream       ${demoApi.url}`,
+        `  data directory      ${dir}`,
+        `  operator token      in ${join(dir, 'admin-token')}`,
+        '',
+        `Try it:  curl -i ${baseUrl}/p/${DEMO_SLUG}/weather?city=Oslo   (answers 402 Payment Required)`,
+        '         npm run demo                                   (funds a wallet, pays on both chains)',
+        '',
+      ].join('\n');
+    },
+    async close() {
+      await Promise.allSettled([solana.close(), sui.close(), demoApi.close()]);
+    },
+  };
+}
