@@ -1,0 +1,198 @@
+/**
+ * The hot-path forwarder for `/p/:projectSlug/*` (DESIGN §4.9, SPEC §4.2 rules 5–9).
+ *
+ * One pooled keep-alive undici Agent per gateway, dialling through the guarded connector.
+ * Response bodies are handed back as undici's own stream, never buffered here. One
+ * deadline covers connect + headers + body: when it fires the request is aborted and, if
+ * the body is already streaming, the body is destroyed with an UpstreamError of kind
+ * 'upstream_timeout' (classify stream errors with `classifyUpstreamError`).
+ */
+import type { Readable } from 'node:stream';
+import { Agent, type Dispatcher } from 'undici';
+import {
+  buildRequestHeaders,
+  type ClientHeaders,
+  filterResponseHeaders,
+  type OriginAuth,
+} from './forward-headers.ts';
+import { buildTarget, parseBase } from './forward-target.ts';
+import { createGuardedConnector } from './guarded-connect.ts';
+import type { ResolveHost } from './origin-url.ts';
+import {
+  CLIENT_ABORTED_CODE,
+  classifyUpstreamError,
+  RESPONSE_TOO_LARGE_CODE,
+  toUpstreamError,
+  UPSTREAM_TIMEOUT_CODE,
+  UpstreamError,
+  type UpstreamFailure,
+} from './upstream-error.ts';
+
+export interface ForwardRequest {
+  /** Registered origin, may contain a base path, e.g. https://api.example.com/v2 */
+  baseUrl: string;
+  /** Endpoint path after /p/:slug/, already validated, e.g. "weather/today". */
+  path: string;
+  /** Raw query string without '?', '' if none, forwarded byte-for-byte. */
+  query: string;
+  method: string;
+  /** The client's request headers (lower-case names). */
+  headers: ClientHeaders;
+  /** Raw body bytes, forwarded exactly (the bytes that were hashed). */
+  body: Buffer | null;
+  auth: OriginAuth;
+  /** Whole-exchange budget: connect + headers + body. */
+  timeoutMs: number;
+  clientIp: string;
+  forwardedProto: string;
+  forwardedHost: string;
+  requestId: string;
+  /** Aborts the exchange (and destroys a streaming body) when the client goes away. */
+  signal?: AbortSignal;
+}
+
+export type ForwardResult =
+  | { ok: true; status: number; headers: Record<string, string | string[]>; body: Readable }
+  | { ok: false; error: UpstreamFailure; detail: string };
+
+export interface ForwarderOptions {
+  /** Sandbox/tests only: allow http and loopback/private origins. */
+  allowPrivate: boolean;
+  /** Keep-alive connections per origin. Default 64. */
+  connections?: number;
+  /** Hard cap on a response body; larger ones fail (by content-length up front, else mid-stream). */
+  maxResponseBytes: number;
+  /** Sent only when the client sent no User-Agent. */
+  userAgent?: string;
+  /** Idle keep-alive socket lifetime. Default 4 s (under typical origin idle timeouts). */
+  keepAliveTimeoutMs?: number;
+  /** Backstops under the per-request deadline. Default 300 s each. */
+  headersTimeoutMs?: number;
+  bodyTimeoutMs?: number;
+  /** Per-address TCP/TLS handshake budget. Default 10 s. */
+  connectTimeoutMs?: number;
+  /** Host resolution for the guarded connector (tests inject one). */
+  resolve?: ResolveHost;
+}
+
+export interface Forwarder {
+  forward(req: ForwardRequest): Promise<ForwardResult>;
+  /** Graceful: waits for in-flight exchanges (consume or destroy their bodies). */
+  close(): Promise<void>;
+}
+
+export function createForwarder(opts: ForwarderOptions): Forwarder {
+  const agent = new Agent({
+    connections: opts.connections ?? 64,
+    pipelining: 1,
+    allowH2: false,
+    keepAliveTimeout: opts.keepAliveTimeoutMs ?? 4_000,
+    headersTimeout: opts.headersTimeoutMs ?? 300_000,
+    bodyTimeout: opts.bodyTimeoutMs ?? 300_000,
+    maxResponseSize: opts.maxResponseBytes,
+    connect: createGuardedConnector({
+      allowPrivate: opts.allowPrivate,
+      connectTimeoutMs: opts.connectTimeoutMs,
+      resolve: opts.resolve,
+    }),
+  });
+
+  async function forward(req: ForwardRequest): Promise<ForwardResult> {
+    const base = parseBase(req.baseUrl, opts.allowPrivate);
+    if (typeof base === 'string') return { ok: false, error: 'upstream_error', detail: base };
+    if (req.path.includes('?') || req.path.includes('#') || req.query.includes('#')) {
+      return { ok: false, error: 'upstream_error', detail: 'invalid_request_target' };
+    }
+    if (req.signal?.aborted) return { ok: false, error: 'upstream_error', detail: CLIENT_ABORTED_CODE };
+
+    const body = req.body !== null && req.body.length > 0 ? req.body : null;
+    const path = buildTarget(base.basePath, req.path, req.query, req.auth.type === 'query' ? req.auth : null);
+    const headers = buildRequestHeaders(req.headers, {
+      clientIp: req.clientIp,
+      forwardedProto: req.forwardedProto,
+      forwardedHost: req.forwardedHost,
+      requestId: req.requestId,
+      userAgent: opts.userAgent,
+      hasBody: body !== null,
+      auth: req.auth,
+    });
+
+    const controller = new AbortController();
+    const timer = setTimeout(onDeadline, req.timeoutMs, controller);
+    const clientSignal = req.signal;
+    const onClientAbort = () =>
+      controller.abort(new UpstreamError('upstream_error', CLIENT_ABORTED_CODE, 'client went away'));
+    clientSignal?.addEventListener('abort', onClientAbort, { once: true });
+    const cleanup = () => {
+      clearTimeout(timer);
+      clientSignal?.removeEventListener('abort', onClientAbort);
+    };
+
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await agent.request({
+        origin: base.origin,
+        path,
+        method: req.method,
+        headers,
+        body,
+        signal: controller.signal,
+      });
+    } catch (err) {
+      cleanup();
+      const { error, detail } = classifyUpstreamError(err);
+      return { ok: false, error, detail };
+    }
+
+    const declared = res.headers['content-length'];
+    if (typeof declared === 'string' && Number(declared) > opts.maxResponseBytes) {
+      cleanup();
+      res.body.destroy();
+      return { ok: false, error: 'upstream_error', detail: RESPONSE_TOO_LARGE_CODE };
+    }
+    // 'close' follows end, error and destroy alike, so the deadline and listener never outlive the body.
+    res.body.once('close', cleanup);
+    return {
+      ok: true,
+      status: res.statusCode,
+      headers: filterResponseHeaders(res.headers),
+      body: res.body,
+    };
+  }
+
+  return {
+    forward,
+    close: () => agent.close(),
+  };
+}
+
+function onDeadline(controller: AbortController): void {
+  controller.abort(
+    new UpstreamError('upstream_timeout', UPSTREAM_TIMEOUT_CODE, 'upstream deadline exceeded'),
+  );
+}
+
+/**
+ * Reads a body into one Buffer, or 'too_large' (and destroys the stream) once it exceeds
+ * `maxBytes` — also when undici's own response cap cut it. Other failures reject with an
+ * UpstreamError.
+ */
+export async function readCapped(body: Readable, maxBytes: number): Promise<Buffer | 'too_large'> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of body) {
+      const buf: Buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      total += buf.length;
+      if (total > maxBytes) {
+        body.destroy();
+        return 'too_large';
+      }
+      chunks.push(buf);
+    }
+  } catch (err) {
+    if ((err as { code?: unknown } | null)?.code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return 'too_large';
+    throw toUpstreamError(err);
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+}
