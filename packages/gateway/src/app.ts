@@ -10,10 +10,22 @@ import { keyRing } from './crypto/keys.ts';
 import { createSecretBox } from './crypto/secret-box.ts';
 import type { Deps } from './deps.ts';
 import { installErrorHandling } from './errors.ts';
+import { createHealthMonitor, type ProbeTarget } from './health/endpoint-health.ts';
+import { authRoutes } from './http/auth.ts';
+import { directoryRoutes } from './http/directory.ts';
 import { healthRoutes } from './http/health.ts';
+import { marketplaceRoutes } from './http/marketplace.ts';
+import { providerRoutes } from './http/provider.ts';
+import { sandboxRoutes } from './http/sandbox.ts';
 import { loggerOptions } from './logger.ts';
+import { createCatalog } from './marketplace/catalog.ts';
 import { createMetrics } from './metrics.ts';
+import { createPaymentGate } from './payments/gate.ts';
+import { createRequirementTokens } from './payments/requirement-token.ts';
+import { createForwarder } from './proxy/forward.ts';
 import { openStore } from './store/open-store.ts';
+import type { SandboxChains } from './sandbox-mode.ts';
+import type { Store } from './store/store.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -24,9 +36,15 @@ function routeFamily(url: string): string {
   return 'other';
 }
 
-export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Promise<FastifyInstance> {
+export async function buildApp(
+  deps: Deps,
+  opts: { logger?: boolean; sandbox?: SandboxChains; logStream?: { write(line: string): void } } = {},
+): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: opts.logger === false ? false : loggerOptions(deps.config.logLevel),
+    logger:
+      opts.logger === false
+        ? false
+        : { ...loggerOptions(deps.config.logLevel), ...(opts.logStream ? { stream: opts.logStream } : {}) },
     bodyLimit: deps.config.maxBodyBytes,
     requestIdHeader: false,
     genReqId: (req) => {
@@ -49,6 +67,11 @@ export async function buildApp(deps: Deps, opts: { logger?: boolean } = {}): Pro
   });
 
   healthRoutes(app, deps);
+  marketplaceRoutes(app, deps);
+  authRoutes(app, deps);
+  providerRoutes(app, deps);
+  directoryRoutes(app, deps);
+  if (opts.sandbox) sandboxRoutes(app, deps, opts.sandbox);
   return app;
 }
 
@@ -58,31 +81,88 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** Builds the production gateway for a config: opens the store, picks verifiers, builds the app. */
-export async function createGateway(config: Readonly<Config>, opts: { logger?: boolean } = {}): Promise<Gateway> {
-  if (!config.secret) throw new Error('createGateway needs config.secret (sandbox mode generates one)');
-  const store = await openStore(config.databaseUrl);
-  const verifiers = await createVerifiers(config);
-  const deps: Deps = {
+/**
+ * Builds every dependency from a config, a store and the verifiers. Production
+ * (createGateway) and tests use the same function; tests override what they fake.
+ */
+export function assembleDeps(
+  config: Readonly<Config>,
+  store: Store,
+  verifiers: Partial<Record<ChainId, ChainVerifier>>,
+  overrides: Partial<Deps> = {},
+): Deps {
+  if (!config.secret) throw new Error('config.secret is required (sandbox mode generates one)');
+  const metrics = overrides.metrics ?? createMetrics();
+  const now = overrides.now ?? Date.now;
+  const tokens = overrides.tokens ?? createRequirementTokens(keyRing(config.secret, config.previousSecret, 'requirement-token/v1'));
+  const gate =
+    overrides.gate ??
+    createPaymentGate({
+      tokens,
+      store,
+      verifiers,
+      metrics,
+      now,
+      requirementTtlSec: config.requirementTtlSec,
+      skewMs: config.clockSkewSec * 1000,
+      leaseMs: config.leaseMs,
+      lateProofMs: LATE_PROOF_MS,
+    });
+  return {
     config,
     store,
-    metrics: createMetrics(),
+    metrics,
     verifiers,
     secretBox: createSecretBox(keyRing(config.secret, config.previousSecret, 'origin-secrets/v1')),
-    now: Date.now,
+    tokens,
+    gate,
+    catalog: createCatalog(store, CATALOG_TTL_MS, now),
+    forwarder: createForwarder({ allowPrivate: config.allowPrivateOrigins, maxResponseBytes: config.maxResponseBytes }),
+    health: createHealthMonitor({ failureThreshold: 5, cooldownMs: 30_000, now, metrics }),
+    now,
+    ...overrides,
   };
+}
+
+/** A proof for a payment made in time may arrive this long after expiresAt (slow chains, retries). */
+const LATE_PROOF_MS = 60 * 60 * 1000;
+const CATALOG_TTL_MS = 1000;
+
+/** Builds the production gateway for a config: opens the store, picks verifiers, builds the app. */
+export async function createGateway(
+  config: Readonly<Config>,
+  opts: { logger?: boolean; sandbox?: SandboxChains } = {},
+): Promise<Gateway> {
+  const store = await openStore(config.databaseUrl);
+  const deps = assembleDeps(config, store, await createVerifiers(config));
   const app = await buildApp(deps, opts);
+  deps.health.start(config.healthIntervalMs, () => probeTargets(store), (t) => deps.forwarder.probe(t.baseUrl));
   return {
     app,
     deps,
     async close() {
+      deps.health.stop();
       await app.close();
+      await deps.forwarder.close();
       await store.close();
     },
   };
 }
 
-async function createVerifiers(config: Readonly<Config>): Promise<Partial<Record<ChainId, ChainVerifier>>> {
+/** Every API origin with its enabled endpoints, for active health checks. */
+async function probeTargets(store: Store): Promise<ProbeTarget[]> {
+  const targets: ProbeTarget[] = [];
+  for (const project of await store.projects.listAll()) {
+    const [apis, endpoints] = await Promise.all([store.apis.list(project.id), store.endpoints.list(project.id)]);
+    for (const api of apis) {
+      const eps = endpoints.filter((e) => e.apiId === api.id && e.enabled).map((e) => ({ id: e.id, project: project.slug }));
+      if (eps.length) targets.push({ apiId: api.id, baseUrl: api.baseUrl, endpoints: eps });
+    }
+  }
+  return targets;
+}
+
+export async function createVerifiers(config: Readonly<Config>): Promise<Partial<Record<ChainId, ChainVerifier>>> {
   const verifiers: Partial<Record<ChainId, ChainVerifier>> = {};
   if (config.solanaRpcUrl) {
     const { createSolanaVerifier } = await import('./chains/solana/index.ts');

@@ -1,6 +1,7 @@
 /** Entry point: load config, build the gateway, listen, drain on SIGTERM/SIGINT. */
 import { createGateway } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import type { SandboxMode } from './sandbox-mode.ts';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -14,15 +15,15 @@ async function main(): Promise<void> {
     throw e;
   }
 
-  let sandbox: { close(): Promise<void>; banner(baseUrl: string): string } | null = null;
+  let sandbox: SandboxMode | null = null;
   if (config.sandbox) {
     const { startSandboxMode } = await import('./sandbox-mode.ts');
-    const started = await startSandboxMode(config);
-    config = started.config;
-    sandbox = started;
+    sandbox = await startSandboxMode(config);
+    config = sandbox.config;
   }
 
-  const gateway = await createGateway(config);
+  const gateway = await createGateway(config, sandbox ? { sandbox: sandbox.chains } : {});
+  await sandbox?.seed(gateway.deps);
   await gateway.app.listen({ port: config.port, host: config.host });
   if (sandbox) console.log(sandbox.banner(config.publicBaseUrl));
 
