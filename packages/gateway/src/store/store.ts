@@ -1,7 +1,7 @@
 /**
  * Repository interfaces: the only way the gateway touches its database. Two
  * implementations (SQLite via node:sqlite, PostgreSQL via pg) share one Kysely
- * query path; the contract suite in store.contract.ts runs against both.
+ * query path; the contract suite in test/store/store-contract.ts runs against both.
  *
  * Every rule here must hold across several gateway processes sharing one
  * PostgreSQL database, so anything that must happen once is one atomic statement.
@@ -142,6 +142,7 @@ export interface ApiRepo {
 }
 
 export interface EndpointRepo {
+  /** Methods are stored upper-case. Rejects an `apiId` that is not one of the project's APIs. */
   create(e: NewEndpoint): Promise<Endpoint>;
   byId(projectId: string, id: string): Promise<Endpoint | null>;
   /** The hot-path lookup for /p/:slug/*: exact method and path. */
@@ -183,6 +184,7 @@ export interface Redemption extends RedemptionKey {
   /** Fencing token: increments on every claim, so a stale holder cannot complete. */
   attempt: number;
   leaseUntilMs: number;
+  /** Set once delivered; null again after pruneResponses dropped it (the row stays). */
   response: StoredResponse | null;
   createdAtMs: number;
 }
@@ -284,14 +286,26 @@ export interface ConversationItem {
 }
 
 export interface ConversationRepo {
-  create(c: { owner: Owner; title: string; model: string | null; metadata: Record<string, unknown> }): Promise<Conversation>;
+  create(c: {
+    owner: Owner;
+    title: string;
+    model: string | null;
+    metadata: Record<string, unknown>;
+  }): Promise<Conversation>;
   byId(owner: Owner, id: string): Promise<Conversation | null>;
   /** Newest first; `before` is the id of the last one seen. */
   list(owner: Owner, opts: { limit: number; before?: string }): Promise<Conversation[]>;
-  update(owner: Owner, id: string, patch: { title?: string; model?: string | null; metadata?: Record<string, unknown> }): Promise<Conversation | null>;
+  update(
+    owner: Owner,
+    id: string,
+    patch: { title?: string; model?: string | null; metadata?: Record<string, unknown> },
+  ): Promise<Conversation | null>;
   delete(owner: Owner, id: string): Promise<boolean>;
-  /** Appends items atomically with consecutive seq numbers. */
-  append(conversationId: string, items: Omit<ConversationItem, 'id' | 'conversationId' | 'seq' | 'createdAt'>[]): Promise<ConversationItem[]>;
+  /** Appends items atomically with consecutive seq numbers (from 1); rejects for an unknown conversation. */
+  append(
+    conversationId: string,
+    items: Omit<ConversationItem, 'id' | 'conversationId' | 'seq' | 'createdAt'>[],
+  ): Promise<ConversationItem[]>;
   items(conversationId: string, opts: { limit: number; after?: number }): Promise<ConversationItem[]>;
 }
 

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { Kysely } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import type { StoreLogger } from '../kysely/backend.ts';
 import { kyselyStore } from '../kysely/kysely-store.ts';
 import type { Database } from '../kysely/schema.ts';
@@ -30,7 +30,21 @@ export async function openSqliteStore(location: string, opts: { logger?: StoreLo
   const db = new Kysely<Database>({ dialect: new NodeSqliteDialect({ database }) });
   const backend = sqliteBackend(db);
   try {
-    await migrateToLatest(db, { types: backend.types, ...(opts.logger ? { logger: opts.logger } : {}) });
+    // Kysely's SQLite migration lock is a no-op; one IMMEDIATE transaction around the
+    // whole migration makes a second process wait, then find the tables already there.
+    await db.connection().execute(async (conn) => {
+      await sql`begin immediate`.execute(conn);
+      try {
+        await migrateToLatest(conn, {
+          types: backend.types,
+          ...(opts.logger ? { logger: opts.logger } : {}),
+        });
+        await sql`commit`.execute(conn);
+      } catch (err) {
+        await sql`rollback`.execute(conn);
+        throw err;
+      }
+    });
   } catch (err) {
     await db.destroy();
     throw err;

@@ -1,0 +1,82 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { AuthChallenge, Store } from '../../../src/store/store.ts';
+import { UniqueViolationError } from '../../../src/store/store.ts';
+import { alice, bob } from './fixtures.ts';
+
+const T0 = 1_800_000_000_000;
+
+function challenge(overrides: Partial<AuthChallenge> = {}): AuthChallenge {
+  return {
+    nonce: randomBytes(16).toString('hex'),
+    chain: 'solana',
+    address: 'Addr1',
+    message: 'tollgate.example wants you to sign in with your Solana account:\nAddr1\n\nNonce: x',
+    issuedAtMs: T0,
+    expiresAtMs: T0 + 300_000,
+    ...overrides,
+  };
+}
+
+export function authContract(get: () => Store): void {
+  describe('sign-in challenges', () => {
+    it('consumes a challenge once', async () => {
+      const s = get();
+      const c = challenge();
+      await s.auth.putChallenge(c);
+      expect(await s.auth.consumeChallenge(c.nonce, T0 + 1)).toEqual(c);
+      expect(await s.auth.consumeChallenge(c.nonce, T0 + 2)).toBeNull();
+      expect(await s.auth.consumeChallenge('unknown-nonce', T0)).toBeNull();
+    });
+
+    it('gives a challenge to exactly one of 20 concurrent consumers', async () => {
+      const s = get();
+      const c = challenge();
+      await s.auth.putChallenge(c);
+      const got = await Promise.all(
+        Array.from({ length: 20 }, () => s.auth.consumeChallenge(c.nonce, T0 + 1)),
+      );
+      expect(got.filter((x) => x !== null)).toEqual([c]);
+    });
+
+    it('refuses an expired challenge, and it stays unusable', async () => {
+      const s = get();
+      const c = challenge();
+      await s.auth.putChallenge(c);
+      expect(await s.auth.consumeChallenge(c.nonce, c.expiresAtMs)).toBeNull();
+      expect(await s.auth.consumeChallenge(c.nonce, c.expiresAtMs + 1)).toBeNull();
+      expect(await s.auth.consumeChallenge(c.nonce, c.expiresAtMs - 1)).toEqual(c);
+    });
+
+    it('refuses a duplicate challenge nonce', async () => {
+      const s = get();
+      const c = challenge();
+      await s.auth.putChallenge(c);
+      await expect(s.auth.putChallenge({ ...c, address: 'Other' })).rejects.toBeInstanceOf(
+        UniqueViolationError,
+      );
+      expect(await s.auth.consumeChallenge(c.nonce, T0)).toEqual(c);
+    });
+  });
+
+  describe('sessions', () => {
+    it('returns a live session and stops after expiry or revocation', async () => {
+      const s = get();
+      const live = { tokenHash: 'h-live', owner: alice, createdAtMs: T0, expiresAtMs: T0 + 1_000 };
+      const other = { tokenHash: 'h-other', owner: bob, createdAtMs: T0, expiresAtMs: T0 + 1_000 };
+      await s.auth.createSession(live);
+      await s.auth.createSession(other);
+
+      expect(await s.auth.session('h-live', T0 + 1)).toEqual(live);
+      expect(await s.auth.session('h-live', T0 + 1_000)).toBeNull();
+      expect(await s.auth.session('h-unknown', T0)).toBeNull();
+
+      expect(await s.auth.revokeSession('h-live')).toBe(true);
+      expect(await s.auth.session('h-live', T0 + 1)).toBeNull();
+      expect(await s.auth.revokeSession('h-live')).toBe(false);
+      expect(await s.auth.revokeSession('h-unknown')).toBe(false);
+      expect(await s.auth.session('h-other', T0 + 1)).toEqual(other);
+      await expect(s.auth.createSession(live)).rejects.toBeInstanceOf(UniqueViolationError);
+    });
+  });
+}
