@@ -137,10 +137,17 @@ export async function createGateway(
   const deps = assembleDeps(config, store, await createVerifiers(config));
   const app = await buildApp(deps, opts);
   deps.health.start(config.healthIntervalMs, () => probeTargets(store), (t) => deps.forwarder.probe(t.baseUrl));
+  // Delivered responses are kept for replays for a while; the redemption rows stay forever.
+  const prune = setInterval(() => {
+    const cutoff = Date.now() - config.responseRetentionHours * 3_600_000;
+    store.redemptions.pruneResponses(cutoff).catch((err) => app.log.warn({ err }, 'pruning stored responses failed'));
+  }, 10 * 60_000);
+  prune.unref();
   return {
     app,
     deps,
     async close() {
+      clearInterval(prune);
       deps.health.stop();
       await app.close();
       await deps.forwarder.close();
