@@ -30,8 +30,12 @@ function normMethod(method: string): string {
   return method.toUpperCase();
 }
 
+/** PostgreSQL's BIGINT bounds the price; SQLite keeps text, so check here for both. */
+const MAX_PRICE = 2n ** 63n - 1n;
+
 function amount(price: bigint): string {
-  if (price < 0n) throw new RangeError('endpoint price must not be negative');
+  if (price < 0n || price > MAX_PRICE)
+    throw new RangeError('endpoint price must be between 0 and 2^63-1 atomic units');
   return price.toString();
 }
 

@@ -65,7 +65,8 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
           response_status: null,
           response_headers: null,
           response_body: null,
-          meta: JSON.stringify(input.meta),
+          // Amounts are bigints in the code (DESIGN §4.2): keep them as decimal strings.
+          meta: JSON.stringify(input.meta, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)),
           created_at_ms: input.nowMs,
           delivered_at_ms: null,
         })

@@ -12,7 +12,12 @@ import { NodeSqliteDialect } from './dialect.ts';
 
 const BUSY_TIMEOUT_MS = 5_000;
 
-/** Opens (creating if needed) a SQLite database file, or `:memory:`, and migrates it. */
+/**
+ * Opens (creating if needed) a SQLite database file, or `:memory:`, and migrates it.
+ * Several processes may share the file (WAL, busy_timeout). Within one process use one
+ * store per file: node:sqlite is synchronous, so a second handle waiting for the write
+ * lock would block the event loop that the first needs to finish its transaction.
+ */
 export async function openSqliteStore(location: string, opts: { logger?: StoreLogger } = {}): Promise<Store> {
   const memory = location === ':memory:';
   if (!memory) mkdirSync(dirname(resolve(location)), { recursive: true });

@@ -165,6 +165,12 @@ export function catalogContract(get: () => Store): void {
       expect(read!.price).toBe(huge);
       expect(read!.inputSchema).toEqual({ type: 'object', properties: { q: { type: 'string' } } });
       expect(read!.outputSchema).toEqual([1, 'x']);
+      await expect(
+        endpoint(s, { projectId: p.id, apiId: a.id }, { path: 'neg', price: -1n }),
+      ).rejects.toThrow(RangeError);
+      await expect(
+        endpoint(s, { projectId: p.id, apiId: a.id }, { path: 'big', price: 2n ** 63n }),
+      ).rejects.toThrow(RangeError);
       const free = await endpoint(
         s,
         { projectId: p.id, apiId: a.id },

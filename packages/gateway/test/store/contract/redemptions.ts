@@ -14,7 +14,7 @@ export function claimInput(overrides: Partial<ClaimInput> = {}): ClaimInput {
     requestHash: randomBytes(32).toString('hex'),
     requirementId: 'req-token',
     payer: 'PayerAddr',
-    meta: { price: '10000', endpointId: 'ep_1' },
+    meta: { price: 10_000n, fee: 100n, endpointId: 'ep_1' },
     nowMs: T0,
     leaseMs: LEASE,
     ...overrides,
