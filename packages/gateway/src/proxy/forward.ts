@@ -77,6 +77,12 @@ export interface ForwarderOptions {
 
 export interface Forwarder {
   forward(req: ForwardRequest): Promise<ForwardResult>;
+  /**
+   * Active health check of an origin through the same guarded pool: a HEAD of the base URL
+   * that resolves true on any status below 500 within `timeoutMs` (default 5 s), false on
+   * 5xx, timeout, connection failure or a blocked address. Never rejects.
+   */
+  probe(baseUrl: string, timeoutMs?: number): Promise<boolean>;
   /** Graceful: waits for in-flight exchanges (consume or destroy their bodies). */
   close(): Promise<void>;
 }
@@ -160,8 +166,27 @@ export function createForwarder(opts: ForwarderOptions): Forwarder {
     };
   }
 
+  async function probe(baseUrl: string, timeoutMs = 5_000): Promise<boolean> {
+    const base = parseBase(baseUrl, opts.allowPrivate);
+    if (typeof base === 'string') return false;
+    try {
+      const res = await agent.request({
+        origin: base.origin,
+        path: base.basePath === '' ? '/' : base.basePath,
+        method: 'HEAD',
+        headers: opts.userAgent ? { 'user-agent': opts.userAgent } : {},
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      res.body.destroy();
+      return res.statusCode < 500;
+    } catch {
+      return false;
+    }
+  }
+
   return {
     forward,
+    probe,
     close: () => agent.close(),
   };
 }

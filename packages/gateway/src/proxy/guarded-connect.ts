@@ -7,8 +7,9 @@
  * dial (rebinding) cannot smuggle in a private address.
  */
 import { isIP } from 'node:net';
+import type { ConnectionOptions } from 'node:tls';
 import { buildConnector } from 'undici';
-import { addressCategory } from './address-policy.ts';
+import { addressCategory, isPublicAddress } from './address-policy.ts';
 import { type ResolveHost, systemResolve } from './origin-url.ts';
 import { BlockedAddressError } from './upstream-error.ts';
 
@@ -18,8 +19,13 @@ export interface GuardedConnectorOptions {
   resolve?: ResolveHost;
   /** TCP + TLS handshake budget per address tried, and the bound on resolution. Default 10 s. */
   connectTimeoutMs?: number;
-  /** Extra TLS/TCP options for undici's connector (e.g. `ca` in tests). */
-  tls?: Omit<buildConnector.BuildOptions, 'timeout' | 'allowH2'>;
+  /**
+   * Which addresses may be dialled; default: only public ones. Tests use it to let a single
+   * loopback address stand in for "public", since nothing here may touch the internet.
+   */
+  isAllowed?: (ip: string) => boolean;
+  /** Extra trust anchors (tests, private deployments); the system store is used otherwise. */
+  tls?: Pick<ConnectionOptions, 'ca'>;
 }
 
 /** Connect failures after which the next resolved address is worth a try. */
@@ -36,13 +42,13 @@ export function createGuardedConnector(opts: GuardedConnectorOptions): buildConn
   const base = buildConnector({ ...opts.tls, timeout, allowH2: false });
   if (opts.allowPrivate) return base;
   const resolve = opts.resolve ?? systemResolve;
+  const isAllowed = opts.isAllowed ?? isPublicAddress;
 
   return function guardedConnect(options, callback) {
     const host = options.hostname;
     if (isIP(host) !== 0) {
-      const category = addressCategory(host);
-      if (category !== 'public') {
-        process.nextTick(callback, new BlockedAddressError(host, category), null);
+      if (!isAllowed(host)) {
+        process.nextTick(callback, new BlockedAddressError(host, addressCategory(host)), null);
         return;
       }
       base(options, callback);
@@ -56,9 +62,8 @@ export function createGuardedConnector(opts: GuardedConnectorOptions): buildConn
           return;
         }
         for (const address of addresses) {
-          const category = addressCategory(address);
-          if (category !== 'public') {
-            callback(new BlockedAddressError(address, category), null);
+          if (!isAllowed(address)) {
+            callback(new BlockedAddressError(address, addressCategory(address)), null);
             return;
           }
         }
