@@ -1,0 +1,95 @@
+/**
+ * The Solana adapter: fetch a transaction over JSON-RPC and normalise it. Anything
+ * that goes wrong talking to the node is a ChainUnavailableError, never a verdict.
+ */
+import type { Signature } from '@solana/kit';
+import { createSolanaRpc, isSignature } from '@solana/kit';
+import { USDC_SOLANA_MINT } from '@tollgate/protocol';
+import type { ObservedTransaction, TransactionSource } from '../chain.ts';
+import { ChainUnavailableError } from '../chain.ts';
+import { normaliseSolanaTransaction } from './normalise.ts';
+
+export interface SolanaSourceOptions {
+  rpcUrl: string;
+  /** Label used in accept options and proofs: `mainnet`, `localnet`, ... */
+  network: string;
+  /** The commitment a payment must reach to count (DESIGN §4.4). Default `confirmed`. */
+  commitment?: 'confirmed' | 'finalized';
+  /** Per RPC call. Default 10 s. */
+  timeoutMs?: number;
+  /**
+   * The only mint this source vouches for (default: mainnet USDC). Asset movements are
+   * attributed for this mint, so any other offered asset compares as different.
+   */
+  mint?: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+function notFinal(id: string, err: unknown): ObservedTransaction {
+  // decide() stops at `final: false`; the rest only has to be well-formed.
+  return {
+    id,
+    final: false,
+    success: err === null,
+    timeMs: null,
+    signers: [],
+    assetAuthorities: [],
+    deltas: [],
+    memos: [],
+  };
+}
+
+export function createSolanaSource(opts: SolanaSourceOptions): TransactionSource {
+  const rpc = createSolanaRpc(opts.rpcUrl);
+  const commitment = opts.commitment ?? 'confirmed';
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const mint = opts.mint ?? USDC_SOLANA_MINT;
+
+  async function ask<T>(what: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    try {
+      return await call(AbortSignal.timeout(timeoutMs));
+    } catch (e) {
+      throw new ChainUnavailableError('solana', `${what} failed: ${(e as Error)?.message ?? String(e)}`, {
+        cause: e,
+      });
+    }
+  }
+
+  return {
+    chain: 'solana',
+    network: opts.network,
+    sameAsset: (a, b) => a === b && a === mint,
+    async fetch(txHashOrDigest) {
+      // Not a 64-byte base58 signature: no chain can have it.
+      if (typeof txHashOrDigest !== 'string' || !isSignature(txHashOrDigest)) return null;
+      const sig = txHashOrDigest as Signature;
+
+      const tx = await ask('getTransaction', (abortSignal) =>
+        rpc
+          .getTransaction(sig, { encoding: 'jsonParsed', maxSupportedTransactionVersion: 0, commitment })
+          .send({ abortSignal }),
+      );
+      if (tx !== null) {
+        try {
+          return normaliseSolanaTransaction(tx, { signature: sig, final: true, mint });
+        } catch (e) {
+          throw new ChainUnavailableError(
+            'solana',
+            `malformed getTransaction answer: ${(e as Error).message}`,
+            {
+              cause: e,
+            },
+          );
+        }
+      }
+
+      // null = unknown, or known below the required commitment (or not yet indexed): ask the status.
+      const statuses = await ask('getSignatureStatuses', (abortSignal) =>
+        rpc.getSignatureStatuses([sig], { searchTransactionHistory: true }).send({ abortSignal }),
+      );
+      const status = statuses.value[0];
+      return status ? notFinal(sig, status.err) : null;
+    },
+  };
+}

@@ -1,0 +1,225 @@
+/**
+ * The chain state behind the sandbox RPC: litesvm (real SPL Token, ATA and Memo
+ * programs, real signature checks) plus what litesvm lacks and mainnet has —
+ * slots with wall-clock time, a window of valid blockhashes, a transaction history
+ * that includes failed-but-included transactions, and commitment levels.
+ */
+import type { Address, Signature, Transaction } from '@solana/kit';
+import {
+  address,
+  getBase58Decoder,
+  getBase64Decoder,
+  getCompiledTransactionMessageDecoder,
+  getTransactionDecoder,
+  lamports,
+} from '@solana/kit';
+import { Clock, LiteSVM } from 'litesvm';
+import type { TransactionErrorJson } from './errors.ts';
+import { describeTransactionError, RPC, RpcError, transactionErrorJson } from './errors.ts';
+import type { AccountView } from './parse.ts';
+import { tokenBalances } from './parse.ts';
+import type { ExecutableMessage, InnerInstructionView, TransactionBodies } from './record.ts';
+import { transactionBodies } from './record.ts';
+
+export type Commitment = 'processed' | 'confirmed' | 'finalized';
+
+export interface TxRecord {
+  signature: string;
+  slot: bigint;
+  err: TransactionErrorJson | null;
+  confirmationStatus: 'confirmed' | 'finalized';
+  bodies: TransactionBodies;
+}
+
+/** How many blocks a blockhash stays usable, as on mainnet. */
+const BLOCKHASH_LIFETIME = 150n;
+const LAMPORTS_PER_SIGNATURE = 5000n;
+
+type LiteSvmResult = ReturnType<LiteSVM['sendTransaction']>;
+type LiteSvmMeta = ReturnType<Extract<LiteSvmResult, { err(): unknown }>['meta']>;
+
+function metaOf(result: LiteSvmResult): LiteSvmMeta {
+  return 'err' in result ? result.meta() : result;
+}
+
+export class SolanaLedger {
+  readonly svm: LiteSVM;
+  slot: bigint;
+  blockHeight = 1_000n;
+  /** Transactions stay 'confirmed' until finalizeAll() while this is set. */
+  holdFinality = false;
+  private readonly blockhashes = new Map<string, bigint>();
+  private readonly records = new Map<string, TxRecord>();
+  private current: string;
+
+  constructor() {
+    // The blockhash check is ours: litesvm alone accepts only its very latest hash.
+    this.svm = new LiteSVM().withBlockhashCheck(false);
+    this.slot = this.svm.getClock().slot;
+    this.current = this.svm.latestBlockhash();
+    this.blockhashes.set(this.current, this.blockHeight + BLOCKHASH_LIFETIME);
+  }
+
+  latestBlockhash(): { blockhash: string; lastValidBlockHeight: bigint } {
+    return { blockhash: this.current, lastValidBlockHeight: this.blockhashes.get(this.current)! };
+  }
+
+  isBlockhashValid(blockhash: string): boolean {
+    const last = this.blockhashes.get(blockhash);
+    return last !== undefined && this.blockHeight <= last;
+  }
+
+  read(addr: string): AccountView & { lamports: bigint; executable: boolean; space: bigint } {
+    const acc = this.svm.getAccount(address(addr));
+    if (!acc.exists) return { exists: false, lamports: 0n, executable: false, space: 0n };
+    return {
+      exists: true,
+      programAddress: acc.programAddress,
+      data: acc.data,
+      lamports: acc.lamports,
+      executable: acc.executable,
+      space: acc.space,
+    };
+  }
+
+  setAccount(addr: Address, programAddress: Address, data: Uint8Array, balance?: bigint): void {
+    const space = BigInt(data.length);
+    this.svm.setAccount({
+      address: addr,
+      programAddress,
+      data,
+      executable: false,
+      space,
+      lamports: lamports(balance ?? this.svm.minimumBalanceForRentExemption(space)),
+    });
+  }
+
+  record(signature: string): TxRecord | undefined {
+    return this.records.get(signature);
+  }
+
+  finalizeAll(): void {
+    for (const r of this.records.values()) r.confirmationStatus = 'finalized';
+  }
+
+  /**
+   * Executes a signed wire transaction. Rejections before execution (bad bytes,
+   * bad signature, unknown blockhash, replay, failed preflight) throw an RpcError
+   * and leave no trace; execution failures are recorded with `err`, fees charged.
+   */
+  submit(wire: Uint8Array, opts: { skipPreflight: boolean }): string {
+    let tx: Transaction;
+    let decoded: ReturnType<ReturnType<typeof getCompiledTransactionMessageDecoder>['decode']>;
+    try {
+      tx = getTransactionDecoder().decode(wire);
+      decoded = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
+    } catch (e) {
+      throw new RpcError(RPC.invalidParams, `failed to deserialize transaction: ${(e as Error).message}`);
+    }
+    if (decoded.version === 1) throw preflightError('UnsupportedVersion');
+    const message: ExecutableMessage = decoded;
+    const sigBytes = Object.values(tx.signatures);
+    if (sigBytes.length === 0 || sigBytes.some((s) => s === null)) {
+      throw new RpcError(RPC.signatureVerification, 'Transaction signature verification failure');
+    }
+    const signatures = sigBytes.map((s) => getBase58Decoder().decode(s!));
+    const signature = signatures[0]!;
+    if (message.version === 0 && (message.addressTableLookups?.length ?? 0) > 0) {
+      throw new RpcError(RPC.invalidParams, 'address lookup tables are not supported by the sandbox');
+    }
+    if (!this.isBlockhashValid(message.lifetimeToken)) throw preflightError('BlockhashNotFound');
+    if (this.records.has(signature)) throw preflightError('AlreadyProcessed');
+
+    if (!opts.skipPreflight) {
+      const sim = this.svm.simulateTransaction(tx);
+      if ('err' in sim) throw preflightError(transactionErrorJson(sim.err()), sim.meta());
+    }
+
+    const keys = [...message.staticAccounts];
+    const read = (a: string) => this.read(a);
+    const preBalances = keys.map((k) => read(k).lamports);
+    const preTokenBalances = tokenBalances(keys, read);
+    const slot = this.slot + 1n;
+    const blockTime = Math.floor(Date.now() / 1000);
+    const clock = this.svm.getClock();
+    this.svm.setClock(
+      new Clock(slot, clock.epochStartTimestamp, clock.epoch, clock.leaderScheduleEpoch, BigInt(blockTime)),
+    );
+
+    const result = this.svm.sendTransaction(tx);
+    const err = 'err' in result ? transactionErrorJson(result.err()) : null;
+    // Only a transaction litesvm kept in its history was included (and charged).
+    if (
+      err !== null &&
+      (err === 'AlreadyProcessed' || this.svm.getTransaction(signature as Signature) === null)
+    ) {
+      throw preflightError(err, metaOf(result));
+    }
+
+    const meta = metaOf(result);
+    const inner: InnerInstructionView[][] = meta.innerInstructions().map((list) =>
+      list.map((ii) => {
+        const c = ii.instruction();
+        return {
+          programIdIndex: c.programIdIndex(),
+          accounts: Array.from(c.accounts()),
+          data: c.data(),
+          stackHeight: ii.stackHeight(),
+        };
+      }),
+    );
+    const bodies = transactionBodies({
+      signatures,
+      wireBase64: getBase64Decoder().decode(wire),
+      message,
+      slot,
+      blockTime,
+      err,
+      fee: LAMPORTS_PER_SIGNATURE * BigInt(message.header.numSignerAccounts),
+      preBalances,
+      postBalances: keys.map((k) => read(k).lamports),
+      preTokenBalances,
+      postTokenBalances: tokenBalances(keys, read),
+      inner,
+      logs: meta.logs(),
+      computeUnits: meta.computeUnitsConsumed(),
+    });
+    this.records.set(signature, {
+      signature,
+      slot,
+      err,
+      confirmationStatus: this.holdFinality ? 'confirmed' : 'finalized',
+      bodies,
+    });
+    this.advance(slot);
+    return signature;
+  }
+
+  /** A new block: the next slot, and a fresh blockhash so identical payments differ. */
+  private advance(slot: bigint): void {
+    this.slot = slot;
+    this.blockHeight += 1n;
+    this.svm.expireBlockhash();
+    this.current = this.svm.latestBlockhash();
+    this.blockhashes.set(this.current, this.blockHeight + BLOCKHASH_LIFETIME);
+    for (const [hash, last] of this.blockhashes) if (last < this.blockHeight) this.blockhashes.delete(hash);
+  }
+}
+
+function preflightError(err: TransactionErrorJson, meta?: LiteSvmMeta): RpcError {
+  if (err === 'SignatureFailure') {
+    return new RpcError(RPC.signatureVerification, 'Transaction signature verification failure');
+  }
+  return new RpcError(
+    RPC.preflightFailure,
+    `Transaction simulation failed: ${describeTransactionError(err)}`,
+    {
+      err,
+      logs: meta ? meta.logs() : [],
+      accounts: null,
+      unitsConsumed: meta ? meta.computeUnitsConsumed() : 0n,
+      returnData: null,
+      innerInstructions: null,
+    },
+  );
+}
