@@ -7,14 +7,16 @@ import { SuiGrpcClient } from '@mysten/sui/grpc';
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519';
 import { Transaction } from '@mysten/sui/transactions';
 import { toBase58 } from '@mysten/sui/utils';
+import type { SuiSandbox } from '@tollgate/sandbox';
 import { startSuiSandbox } from '@tollgate/sandbox';
 import { createSuiVerifier } from '../../src/chains/sui/index.ts';
 import type { ChainHarness, HarnessTransfer } from './verifier-contract.ts';
 
 const USDC = 1_000_000n;
 
-export async function makeSuiHarness(): Promise<ChainHarness> {
-  const sandbox = await startSuiSandbox();
+/** Starts its own sandbox unless given one (which it then leaves running on close). */
+export async function makeSuiHarness(shared?: SuiSandbox): Promise<ChainHarness> {
+  const sandbox = shared ?? (await startSuiSandbox());
   const client = new SuiGrpcClient({ network: 'localnet', baseUrl: sandbox.url });
   const payer = Ed25519Keypair.generate();
   const other = Ed25519Keypair.generate();
@@ -89,6 +91,8 @@ export async function makeSuiHarness(): Promise<ChainHarness> {
     setFault: (f) => sandbox.setFault(f),
     finalizeAll: () => sandbox.finalizeAll(),
     unknownTxId: () => toBase58(crypto.getRandomValues(new Uint8Array(32))),
-    close: () => sandbox.close(),
+    close: async () => {
+      if (!shared) await sandbox.close();
+    },
   };
 }

@@ -1,4 +1,4 @@
 import { makeSuiHarness } from './sui-harness.ts';
 import { runVerifierContract } from './verifier-contract.ts';
 
-runVerifierContract('sui', makeSuiHarness);
+runVerifierContract('sui', () => makeSuiHarness());
