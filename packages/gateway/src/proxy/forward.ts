@@ -150,7 +150,8 @@ export function createForwarder(opts: ForwarderOptions): Forwarder {
       return { ok: false, error, detail };
     }
 
-    const declared = res.headers['content-length'];
+    // A HEAD answer declares the length of a body it never sends.
+    const declared = req.method === 'HEAD' ? undefined : res.headers['content-length'];
     if (typeof declared === 'string' && Number(declared) > opts.maxResponseBytes) {
       cleanup();
       res.body.destroy();
