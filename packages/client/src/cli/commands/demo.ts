@@ -19,9 +19,19 @@ async function json<T>(res: Response): Promise<T> {
   return body;
 }
 
-async function buyOnce(io: CliIo, gateway: string, chain: Chain, wallet: PaymentWallet, path: string): Promise<void> {
+async function buyOnce(
+  io: CliIo,
+  gateway: string,
+  chain: Chain,
+  wallet: PaymentWallet,
+  path: string,
+): Promise<void> {
   const balance = async (address: string) =>
-    (await json<{ usdc: string }>(await fetch(`${gateway}/sandbox/balances?chain=${chain}&address=${address}`))).usdc;
+    (
+      await json<{ usdc: string }>(
+        await fetch(`${gateway}/sandbox/balances?chain=${chain}&address=${address}`),
+      )
+    ).usdc;
   let option: AcceptOption | null = null;
   let before: Record<string, string> = {};
   const pay = payFetch(fetch, {
@@ -29,13 +39,18 @@ async function buyOnce(io: CliIo, gateway: string, chain: Chain, wallet: Payment
     maxPerRequest: '1',
     onEvent(e) {
       if (e.type === 'challenge') {
-        io.out(`  1. GET ${path} → 402 Payment Required (${e.requirement.scheme}, expires ${e.requirement.expiresAt})`);
+        io.out(
+          `  1. GET ${path} → 402 Payment Required (${e.requirement.scheme}, expires ${e.requirement.expiresAt})`,
+        );
         for (const a of e.requirement.accepts) {
-          io.out(`       ${a.chain}: ${a.totalAmount} USDC = ${a.splits.map((s) => `${s.amount} → ${s.recipientType}`).join(' + ')}`);
+          io.out(
+            `       ${a.chain}: ${a.totalAmount} USDC = ${a.splits.map((s) => `${s.amount} → ${s.recipientType}`).join(' + ')}`,
+          );
         }
       }
       if (e.type === 'paying') option = e.option;
-      if (e.type === 'paid') io.out(`  2. paid ${e.option.totalAmount} USDC on ${chain} in one transaction: ${e.txHashOrDigest}`);
+      if (e.type === 'paid')
+        io.out(`  2. paid ${e.option.totalAmount} USDC on ${chain} in one transaction: ${e.txHashOrDigest}`);
       if (e.type === 'retry') io.out(`     (retry ${e.attempt}: ${e.reason})`);
     },
   });
@@ -65,13 +80,19 @@ const demo: CliCommand = {
   usage: '[--gateway <url>] [--path /p/demo/weather?city=Oslo]',
   options: { path: { type: 'string' } },
   async run(io, values) {
-    const gateway = (typeof values['gateway'] === 'string' ? values['gateway'] : (io.env['TOLLGATE_GATEWAY'] ?? 'http://127.0.0.1:8402')).replace(/\/+$/, '');
+    const gateway = (
+      typeof values['gateway'] === 'string'
+        ? values['gateway']
+        : (io.env['TOLLGATE_GATEWAY'] ?? 'http://127.0.0.1:8402')
+    ).replace(/\/+$/, '');
     const path = typeof values['path'] === 'string' ? values['path'] : '/p/demo/weather?city=Oslo';
     let info: SandboxInfo;
     try {
       info = await json<SandboxInfo>(await fetch(`${gateway}/sandbox/info`));
     } catch (e) {
-      throw new CliError(`no sandbox gateway at ${gateway} (${(e as Error).message}); start one with \`npm start\``);
+      throw new CliError(
+        `no sandbox gateway at ${gateway} (${(e as Error).message}); start one with \`npm start\``,
+      );
     }
     for (const chain of ['solana', 'sui'] as const) {
       const key = chain === 'solana' ? newSolanaKey() : newSuiKey();
@@ -86,8 +107,14 @@ const demo: CliCommand = {
       io.out(`  0. new wallet ${key.address}, funded with 1 USDC by the sandbox faucet`);
       const wallet =
         chain === 'solana'
-          ? solanaWallet({ secretKey: (key as ReturnType<typeof newSolanaKey>).secretKey, rpcUrl: info.solana.rpcUrl })
-          : suiWallet({ secretKey: (key as ReturnType<typeof newSuiKey>).secretKey, rpcUrl: info.sui.rpcUrl });
+          ? solanaWallet({
+              secretKey: (key as ReturnType<typeof newSolanaKey>).secretKey,
+              rpcUrl: info.solana.rpcUrl,
+            })
+          : suiWallet({
+              secretKey: (key as ReturnType<typeof newSuiKey>).secretKey,
+              rpcUrl: info.sui.rpcUrl,
+            });
       await buyOnce(io, gateway, chain, wallet, path);
     }
     io.out('\nDone: one paid request on each chain.');

@@ -8,4 +8,12 @@ import { commands as payer } from './payer.ts';
 import { commands as projects } from './projects.ts';
 import { commands as rails } from './rails.ts';
 
-export const COMMANDS: readonly CliCommand[] = [...auth, ...projects, ...apis, ...endpoints, ...rails, ...payer, ...demo];
+export const COMMANDS: readonly CliCommand[] = [
+  ...auth,
+  ...projects,
+  ...apis,
+  ...endpoints,
+  ...rails,
+  ...payer,
+  ...demo,
+];

@@ -22,13 +22,24 @@ function chainOf(values: ParsedValues): Chain {
 }
 
 /** A wallet from --chain, --key and --rpc (or the gateway's sandbox info when --rpc is absent). */
-export async function walletFrom(values: ParsedValues, env: Record<string, string | undefined>): Promise<PaymentWallet> {
+export async function walletFrom(
+  values: ParsedValues,
+  env: Record<string, string | undefined>,
+): Promise<PaymentWallet> {
   const chain = chainOf(values);
   const keyPath = requireString(values, 'key');
-  let rpcUrl = typeof values['rpc'] === 'string' ? values['rpc'] : env[chain === 'sui' ? 'SUI_RPC_URL' : 'SOLANA_RPC_URL'];
+  let rpcUrl =
+    typeof values['rpc'] === 'string'
+      ? values['rpc']
+      : env[chain === 'sui' ? 'SUI_RPC_URL' : 'SOLANA_RPC_URL'];
   if (!rpcUrl) {
-    const gateway = typeof values['gateway'] === 'string' ? values['gateway'] : (env['TOLLGATE_GATEWAY'] ?? 'http://127.0.0.1:8402');
-    const info = await fetch(`${gateway}/sandbox/info`).then((r) => (r.ok ? r.json() : null)).catch(() => null);
+    const gateway =
+      typeof values['gateway'] === 'string'
+        ? values['gateway']
+        : (env['TOLLGATE_GATEWAY'] ?? 'http://127.0.0.1:8402');
+    const info = await fetch(`${gateway}/sandbox/info`)
+      .then((r) => (r.ok ? r.json() : null))
+      .catch(() => null);
     rpcUrl = (info as Record<Chain, { rpcUrl: string }> | null)?.[chain]?.rpcUrl;
     if (!rpcUrl) throw new UsageError(`--rpc is required (no sandbox gateway at ${gateway} to ask)`);
   }
@@ -37,7 +48,11 @@ export async function walletFrom(values: ParsedValues, env: Record<string, strin
     : suiWallet({ secretKey: loadSuiKeyFile(keyPath), rpcUrl });
 }
 
-const WALLET_OPTIONS = { chain: { type: 'string' }, key: { type: 'string' }, rpc: { type: 'string' } } as const;
+const WALLET_OPTIONS = {
+  chain: { type: 'string' },
+  key: { type: 'string' },
+  rpc: { type: 'string' },
+} as const;
 
 const keygen: CliCommand = {
   name: 'keygen',
@@ -76,7 +91,11 @@ const address: CliCommand = {
     else {
       const { Ed25519Keypair } = await import('@mysten/sui/keypairs/ed25519');
       const secret = loadSuiKeyFile(key);
-      io.out(typeof secret === 'string' ? Ed25519Keypair.fromSecretKey(secret).toSuiAddress() : secret.toSuiAddress());
+      io.out(
+        typeof secret === 'string'
+          ? Ed25519Keypair.fromSecretKey(secret).toSuiAddress()
+          : secret.toSuiAddress(),
+      );
     }
   },
 };
@@ -85,12 +104,15 @@ const payOption: CliCommand = {
   name: 'pay-option',
   summary: "pay one accept option of a saved 402 body on-chain; prints the transaction's signature/digest",
   usage: '--chain sui|solana --key <file> --requirement <402-body.json> [--rpc <url>]',
-  details: 'One transaction pays every split and carries the memo. Build the X-PAYMENT proof from its output (docs/protocol.md).',
+  details:
+    'One transaction pays every split and carries the memo. Build the X-PAYMENT proof from its output (docs/protocol.md).',
   options: { ...WALLET_OPTIONS, requirement: { type: 'string' } },
   async run(io, values) {
     let requirement: ReturnType<typeof parsePaymentRequirement>;
     try {
-      requirement = parsePaymentRequirement(JSON.parse(readFileSync(requireString(values, 'requirement'), 'utf8')));
+      requirement = parsePaymentRequirement(
+        JSON.parse(readFileSync(requireString(values, 'requirement'), 'utf8')),
+      );
     } catch (e) {
       throw new CliError(`not a 402 payment requirement: ${(e as Error).message}`);
     }
@@ -103,8 +125,14 @@ const pay: CliCommand = {
   name: 'pay',
   summary: 'request a URL, paying its 402 with your wallet, and print the response',
   usage: '--chain sui|solana --key <file> [--rpc <url>] [--method GET] [--data <body>] [--max <usdc>] <url>',
-  details: 'Progress goes to stderr, the response body to stdout. --max refuses to pay more than that (default 1 USDC).',
-  options: { ...WALLET_OPTIONS, method: { type: 'string' }, data: { type: 'string' }, max: { type: 'string' } },
+  details:
+    'Progress goes to stderr, the response body to stdout. --max refuses to pay more than that (default 1 USDC).',
+  options: {
+    ...WALLET_OPTIONS,
+    method: { type: 'string' },
+    data: { type: 'string' },
+    max: { type: 'string' },
+  },
   async run(io, values, positionals) {
     const url = positionals[0];
     if (!url) throw new UsageError('the URL to request is required');
@@ -113,8 +141,12 @@ const pay: CliCommand = {
       wallets: [wallet],
       maxPerRequest: typeof values['max'] === 'string' ? values['max'] : '1',
       onEvent(e) {
-        if (e.type === 'challenge') io.err(`402: ${e.requirement.description} — ${e.requirement.accepts.map((a) => `${a.totalAmount} USDC on ${a.chain}`).join(' or ')}`);
-        if (e.type === 'paid') io.err(`paid ${e.option.totalAmount} USDC on ${e.option.chain}: ${e.txHashOrDigest}`);
+        if (e.type === 'challenge')
+          io.err(
+            `402: ${e.requirement.description} — ${e.requirement.accepts.map((a) => `${a.totalAmount} USDC on ${a.chain}`).join(' or ')}`,
+          );
+        if (e.type === 'paid')
+          io.err(`paid ${e.option.totalAmount} USDC on ${e.option.chain}: ${e.txHashOrDigest}`);
         if (e.type === 'retry') io.err(`retry ${e.attempt} (${e.reason}) in ${e.delayMs} ms`);
       },
     });

@@ -1,0 +1,57 @@
+/**
+ * The CLI's command table. Each command group lives in `commands/<group>.ts`
+ * and exports its commands; `commands/index.ts` lists the groups, so adding a
+ * command is one file plus one line there.
+ */
+import type { ParseArgsOptionsConfig } from 'node:util';
+
+export interface CliIo {
+  env: Record<string, string | undefined>;
+  /** Results (JSON) for scripts. */
+  out(text: string): void;
+  /** Progress and errors for people. */
+  err(text: string): void;
+  /** Reads a secret the user pipes in (`--auth-secret-file -`). */
+  readStdin?(): Promise<string>;
+}
+
+export type ParsedValues = Record<string, string | boolean | undefined>;
+
+export interface CliCommand {
+  /** One or two words: "login", "projects create". */
+  name: string;
+  summary: string;
+  /** Usage line(s) after `tollgate <name>`, e.g. "--chain sui|solana --key <file>". */
+  usage: string;
+  /** Extra help text (examples, notes). */
+  details?: string;
+  options: ParseArgsOptionsConfig;
+  run(io: CliIo, values: ParsedValues, positionals: string[]): Promise<void>;
+}
+
+/** A mistake in how the CLI was called: printed with the command's usage, exit code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** A failure to report to the user without a stack trace, exit code 1. */
+export class CliError extends Error {
+  override readonly name = 'CliError';
+}
+
+export function requireString(values: ParsedValues, name: string): string {
+  const v = values[name];
+  if (typeof v !== 'string' || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+export function optionalString(values: ParsedValues, name: string): string | undefined {
+  const v = values[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** Options every command accepts. */
+export const COMMON_OPTIONS: ParseArgsOptionsConfig = {
+  gateway: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+};

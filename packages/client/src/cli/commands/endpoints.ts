@@ -1,0 +1,86 @@
+/** `tollgate endpoints add|list`: priced routes served at {gateway}/p/{slug}/{path}. */
+import { readFileSync } from 'node:fs';
+import {
+  type CliCommand,
+  type CliIo,
+  optionalString,
+  type ParsedValues,
+  requireString,
+  UsageError,
+} from '../command.ts';
+import { gatewayClient } from '../http.ts';
+
+const print = (io: CliIo, v: unknown) => io.out(JSON.stringify(v, null, 2));
+const endpointsPath = (slug: string) => `/v1/projects/${encodeURIComponent(slug)}/endpoints`;
+
+function readJsonObject(values: ParsedValues, flag: string): Record<string, unknown> | undefined {
+  const path = optionalString(values, flag);
+  if (path === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new UsageError(`--${flag} ${path}: ${(e as Error).message}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new UsageError(`--${flag} must hold a JSON object`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+const add: CliCommand = {
+  name: 'endpoints add',
+  summary: 'add a priced endpoint to a project',
+  usage:
+    '--project <slug> --api <apiId> --method GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS --path <path> --price <usdc> [--description <text>] [--timeout-ms <n>] [--disabled] [--input-schema <file.json>] [--output-schema <file.json>]',
+  details:
+    'The price is in whole USDC ("0.01"); the platform fee is added on top and shown as fee and total.',
+  options: {
+    project: { type: 'string' },
+    api: { type: 'string' },
+    method: { type: 'string' },
+    path: { type: 'string' },
+    price: { type: 'string' },
+    description: { type: 'string' },
+    'timeout-ms': { type: 'string' },
+    disabled: { type: 'boolean' },
+    'input-schema': { type: 'string' },
+    'output-schema': { type: 'string' },
+  },
+  async run(io, values) {
+    const body: Record<string, unknown> = {
+      apiId: requireString(values, 'api'),
+      method: requireString(values, 'method').toUpperCase(),
+      path: requireString(values, 'path'),
+      price: requireString(values, 'price'),
+    };
+    const description = optionalString(values, 'description');
+    if (description !== undefined) body['description'] = description;
+    const timeout = optionalString(values, 'timeout-ms');
+    if (timeout !== undefined) {
+      if (!/^[0-9]{1,9}$/.test(timeout))
+        throw new UsageError('--timeout-ms must be a whole number of milliseconds');
+      body['timeoutMs'] = Number(timeout);
+    }
+    if (values['disabled'] === true) body['enabled'] = false;
+    const input = readJsonObject(values, 'input-schema');
+    const output = readJsonObject(values, 'output-schema');
+    if (input) body['inputSchema'] = input;
+    if (output) body['outputSchema'] = output;
+    const client = gatewayClient(io.env, optionalString(values, 'gateway'));
+    print(io, await client.request('POST', endpointsPath(requireString(values, 'project')), body));
+  },
+};
+
+const list: CliCommand = {
+  name: 'endpoints list',
+  summary: "list a project's endpoints with their protected URLs and prices",
+  usage: '--project <slug>',
+  options: { project: { type: 'string' } },
+  async run(io, values) {
+    const client = gatewayClient(io.env, optionalString(values, 'gateway'));
+    print(io, await client.request('GET', endpointsPath(requireString(values, 'project'))));
+  },
+};
+
+export const commands: CliCommand[] = [add, list];

@@ -1,0 +1,76 @@
+/** A small JSON client for the gateway's provider API, used by the CLI commands. */
+import { CliError } from './command.ts';
+import { readCredentials, resolveGateway } from './credentials.ts';
+
+export interface GatewayClient {
+  gateway: string;
+  request<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
+}
+
+/** An error answer from the gateway: its code, message and reason, never a stack. */
+export class GatewayError extends CliError {
+  readonly status: number;
+  readonly code: string;
+  readonly reason: string | undefined;
+  constructor(status: number, code: string, message: string, reason: string | undefined) {
+    super(`${code}${reason ? ` (${reason})` : ''}: ${message}`);
+    this.status = status;
+    this.code = code;
+    this.reason = reason;
+  }
+}
+
+/**
+ * A client for the gateway chosen by --gateway / $TOLLGATE_GATEWAY / the last login.
+ * The token comes from $TOLLGATE_TOKEN (e.g. the operator token) or the stored login;
+ * never from the command line, where other users could read it in the process list.
+ */
+export function gatewayClient(
+  env: Record<string, string | undefined>,
+  gatewayFlag: string | undefined,
+  opts: { auth?: boolean } = {},
+): GatewayClient {
+  const gateway = resolveGateway(env, gatewayFlag);
+  let token: string | undefined;
+  if (opts.auth !== false) {
+    token = env['TOLLGATE_TOKEN'] || readCredentials(env).gateways[gateway]?.accessToken;
+    if (!token) throw new CliError(`not logged in to ${gateway}: run \`tollgate login\` first`);
+  }
+  return {
+    gateway,
+    async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+      const headers: Record<string, string> = { accept: 'application/json' };
+      if (token) headers['authorization'] = `Bearer ${token}`;
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      let res: Response;
+      try {
+        res = await fetch(`${gateway}${path}`, {
+          method,
+          headers,
+          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+          redirect: 'error',
+        });
+      } catch (e) {
+        throw new CliError(`cannot reach ${gateway}: ${(e as Error).cause ?? (e as Error).message}`);
+      }
+      if (res.status === 204) return undefined as T;
+      const text = await res.text();
+      let json: unknown;
+      try {
+        json = text ? JSON.parse(text) : undefined;
+      } catch {
+        throw new CliError(`${gateway} answered ${res.status} with a body that is not JSON`);
+      }
+      if (!res.ok) {
+        const e = (json ?? {}) as { error?: string; message?: string; reason?: string };
+        throw new GatewayError(
+          res.status,
+          e.error ?? `http_${res.status}`,
+          e.message ?? res.statusText,
+          e.reason,
+        );
+      }
+      return json as T;
+    },
+  };
+}

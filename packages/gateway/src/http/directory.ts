@@ -1,0 +1,91 @@
+/** Public directory (SPEC §4.3): listed APIs with cursor pagination, one API's endpoints, categories. */
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../deps.ts';
+import { ApiError } from '../errors.ts';
+import { directoryDetail, directorySummary, isListed, loadListing } from '../providers/directory.ts';
+import { CATEGORY_PATTERN, invalid } from '../providers/rules.ts';
+import { useStrictValidation } from '../providers/strict-schema.ts';
+
+const SLUG = /^[a-z0-9](?:[a-z0-9-]{1,46}[a-z0-9])$/;
+export const DIRECTORY_DEFAULT_LIMIT = 20;
+export const DIRECTORY_MAX_LIMIT = 100;
+
+/** Cursors are opaque to callers; inside they are the last slug of the page. */
+function encodeCursor(slug: string): string {
+  return Buffer.from(slug, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): string {
+  const slug = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!SLUG.test(slug) || encodeCursor(slug) !== cursor)
+    throw invalid('cursor is not valid', 'invalid_cursor');
+  return slug;
+}
+
+interface ListQuery {
+  q?: string;
+  category?: string;
+  cursor?: string;
+  limit: number;
+}
+
+export function directoryRoutes(app: FastifyInstance, deps: Deps): void {
+  app.register(async (scope) => {
+    useStrictValidation(scope);
+    scope.addHook('onSend', async (_request, reply) => {
+      if (reply.statusCode === 200) reply.header('cache-control', 'public, max-age=10');
+    });
+
+    scope.get<{ Querystring: ListQuery }>(
+      '/v1/directory/apis',
+      {
+        schema: {
+          querystring: {
+            type: 'object',
+            properties: {
+              q: { type: 'string', maxLength: 100 },
+              category: { type: 'string', pattern: CATEGORY_PATTERN },
+              cursor: { type: 'string', minLength: 1, maxLength: 200 },
+              limit: {
+                type: 'integer',
+                minimum: 1,
+                maximum: DIRECTORY_MAX_LIMIT,
+                default: DIRECTORY_DEFAULT_LIMIT,
+              },
+            },
+          },
+        },
+      },
+      async (request) => {
+        const { q, category, cursor, limit } = request.query;
+        const projects = await deps.store.projects.listListed({
+          ...(q ? { q } : {}),
+          ...(category ? { category } : {}),
+          ...(cursor ? { after: decodeCursor(cursor) } : {}),
+          limit: limit + 1,
+        });
+        const page = projects.slice(0, limit);
+        const listings = await Promise.all(page.map((p) => loadListing(deps, p)));
+        return {
+          apis: listings.filter(isListed).map((l) => directorySummary(deps, l)),
+          nextCursor: projects.length > limit ? encodeCursor(page[page.length - 1]!.slug) : null,
+        };
+      },
+    );
+
+    scope.get<{ Params: { slug: string } }>('/v1/directory/apis/:slug', async (request) => {
+      const { slug } = request.params;
+      const project = SLUG.test(slug) ? await deps.store.projects.bySlug(slug) : null;
+      const listing = project ? await loadListing(deps, project) : null;
+      if (!listing || !isListed(listing)) {
+        throw new ApiError('not_found', `no listed API "${slug}"`, { reason: 'project_not_found' });
+      }
+      return directoryDetail(deps, listing);
+    });
+
+    scope.get('/v1/directory/categories', async () => {
+      const categories = await deps.store.projects.listedCategories();
+      return { categories: categories.map((c) => ({ category: c.category, count: c.count })) };
+    });
+  });
+}

@@ -1,0 +1,72 @@
+/**
+ * Public directory views (SPEC §4.3). Only what a payer needs: never the
+ * origin URL (that would let callers bypass payment), the API ids or secrets.
+ */
+import type { Deps } from '../deps.ts';
+import type { Endpoint, Project, Rail } from '../store/store.ts';
+import { platformRecipient, pricing, protectedUrl, railAsset } from './views.ts';
+
+export interface Listing {
+  project: Project;
+  endpoints: Endpoint[];
+  rails: Rail[];
+}
+
+/** Rails a payer can actually use on this gateway (right network, platform recipient configured). */
+function payableRails(deps: Deps, rails: Rail[]): Rail[] {
+  return rails
+    .filter((r) => r.network === deps.config.chainNetwork && platformRecipient(deps.config, r.chain) !== null)
+    .sort((a, b) => a.chain.localeCompare(b.chain));
+}
+
+export async function loadListing(deps: Deps, project: Project): Promise<Listing> {
+  const [endpoints, rails] = await Promise.all([
+    deps.store.endpoints.list(project.id),
+    deps.store.rails.list(project.id),
+  ]);
+  return { project, endpoints, rails: payableRails(deps, rails) };
+}
+
+export function isListed(l: Listing): boolean {
+  return l.rails.length > 0 && l.endpoints.some((e) => e.enabled);
+}
+
+function available(deps: Deps, e: Endpoint): boolean {
+  return e.enabled && deps.health.isHealthy(e.id);
+}
+
+export function directorySummary(deps: Deps, l: Listing) {
+  const p = l.project;
+  return {
+    slug: p.slug,
+    name: p.name,
+    description: p.description,
+    category: p.category,
+    url: `${deps.config.publicBaseUrl}/v1/directory/apis/${p.slug}`,
+    chains: l.rails.map((r) => r.chain),
+    endpointCount: l.endpoints.filter((e) => e.enabled).length,
+  };
+}
+
+export function directoryDetail(deps: Deps, l: Listing) {
+  return {
+    ...directorySummary(deps, l),
+    rails: l.rails.map((r) => ({ chain: r.chain, network: r.network, asset: railAsset(r.chain) })),
+    endpoints: l.endpoints
+      .slice()
+      .sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method))
+      .map((e) => ({
+        method: e.method,
+        path: e.path,
+        endpointType: e.endpointType,
+        protectedUrl: protectedUrl(deps.config, l.project.slug, e.path),
+        ...pricing(deps.config, e.price),
+        asset: 'USDC' as const,
+        description: e.description,
+        timeoutMs: e.timeoutMs,
+        available: available(deps, e),
+        inputSchema: e.inputSchema ?? null,
+        outputSchema: e.outputSchema ?? null,
+      })),
+  };
+}

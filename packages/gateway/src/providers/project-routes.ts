@@ -1,0 +1,105 @@
+/** `/v1/projects` and `/v1/projects/:slug`: create, list, get, patch, delete. */
+import type { FastifyInstance } from 'fastify';
+import { normalizeAddress } from '../auth/addresses.ts';
+import type { Principal } from '../auth/authenticate.ts';
+import type { Deps } from '../deps.ts';
+import { ApiError } from '../errors.ts';
+import { type Chain, type Owner, type ProjectPatch, UniqueViolationError } from '../store/store.ts';
+import { loadProject, sameOwner } from './access.ts';
+import { principalOf } from './principal.ts';
+import { checkSlug, invalid } from './rules.ts';
+import { projectCreateBody, projectPatchBody } from './schemas.ts';
+import { projectView } from './views.ts';
+
+interface ProjectCreate {
+  slug: string;
+  name: string;
+  description?: string;
+  category?: string;
+  owner?: { chain: Chain; address: string };
+}
+
+export const DEFAULT_CATEGORY = 'other';
+
+/** The owner of a new project: the caller, or whoever the operator names. */
+function resolveOwner(principal: Principal, given: ProjectCreate['owner']): Owner {
+  if (given) {
+    const address = normalizeAddress(given.chain, given.address);
+    if (!address) throw invalid('owner.address is not a valid address for owner.chain', 'invalid_address');
+    const owner: Owner = { chain: given.chain, address };
+    if (principal.kind === 'owner' && !sameOwner(owner, principal.owner)) {
+      throw new ApiError('forbidden', 'only the operator may create a project for another owner', {
+        reason: 'owner_not_caller',
+      });
+    }
+    return owner;
+  }
+  if (principal.kind === 'operator') {
+    throw invalid('the operator must name the owner: owner: { chain, address }', 'owner_required');
+  }
+  return principal.owner;
+}
+
+export function projectRoutes(scope: FastifyInstance, deps: Deps): void {
+  scope.post<{ Body: ProjectCreate }>(
+    '/v1/projects',
+    { schema: { body: projectCreateBody } },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const b = request.body;
+      checkSlug(b.slug);
+      const owner = resolveOwner(principal, b.owner);
+      try {
+        const project = await deps.store.projects.create({
+          slug: b.slug,
+          name: b.name,
+          description: b.description ?? '',
+          category: b.category ?? DEFAULT_CATEGORY,
+          owner,
+        });
+        deps.catalog.invalidate(project.slug);
+        request.log.info({ slug: project.slug, owner }, 'project created');
+        return reply.code(201).send(projectView(project));
+      } catch (e) {
+        if (e instanceof UniqueViolationError) {
+          throw new ApiError('conflict', `the slug "${b.slug}" is taken`, { reason: 'slug_taken' });
+        }
+        throw e;
+      }
+    },
+  );
+
+  scope.get('/v1/projects', async (request) => {
+    const principal = principalOf(request);
+    const projects =
+      principal.kind === 'operator'
+        ? await deps.store.projects.listAll()
+        : await deps.store.projects.listByOwner(principal.owner);
+    return { projects: projects.map(projectView) };
+  });
+
+  scope.get<{ Params: { slug: string } }>('/v1/projects/:slug', async (request) => {
+    return projectView(await loadProject(deps, principalOf(request), request.params.slug));
+  });
+
+  scope.patch<{ Params: { slug: string }; Body: ProjectPatch }>(
+    '/v1/projects/:slug',
+    { schema: { body: projectPatchBody } },
+    async (request) => {
+      const project = await loadProject(deps, principalOf(request), request.params.slug);
+      const updated = await deps.store.projects.update(project.id, request.body);
+      if (!updated)
+        throw new ApiError('not_found', `no project "${project.slug}"`, { reason: 'project_not_found' });
+      deps.catalog.invalidate(project.slug);
+      return projectView(updated);
+    },
+  );
+
+  scope.delete<{ Params: { slug: string } }>('/v1/projects/:slug', async (request, reply) => {
+    const project = await loadProject(deps, principalOf(request), request.params.slug);
+    await deps.store.projects.delete(project.id);
+    deps.catalog.invalidate(project.slug);
+    request.log.info({ slug: project.slug }, 'project deleted');
+    return reply.code(204).send();
+  });
+}
