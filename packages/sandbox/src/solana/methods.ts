@@ -200,7 +200,9 @@ export function createMethods(ctx: MethodContext): Record<string, Handler> {
       );
     },
     getTransaction: ([sig, cfg]) => {
-      if (typeof sig !== 'string' || !isSignature(sig)) throw invalid('Invalid');
+      if (typeof sig !== 'string' || !/^[1-9A-HJ-NP-Za-km-z]{64,88}$/.test(sig) || !isSignature(sig)) {
+        throw invalid('Invalid');
+      }
       const c = config(cfg);
       const commitment = (c['commitment'] ?? 'finalized') as string;
       if (commitment === 'processed') {

@@ -25,6 +25,12 @@ export interface SolanaSourceOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
+const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{64,88}$/;
+
+/** kit's isSignature throws on non-base58 input; a proof field must never make us throw. */
+function isSignatureString(value: unknown): value is Signature {
+  return typeof value === 'string' && BASE58.test(value) && isSignature(value);
+}
 
 function notFinal(id: string, err: unknown): ObservedTransaction {
   // decide() stops at `final: false`; the rest only has to be well-formed.
@@ -62,8 +68,8 @@ export function createSolanaSource(opts: SolanaSourceOptions): TransactionSource
     sameAsset: (a, b) => a === b && a === mint,
     async fetch(txHashOrDigest) {
       // Not a 64-byte base58 signature: no chain can have it.
-      if (typeof txHashOrDigest !== 'string' || !isSignature(txHashOrDigest)) return null;
-      const sig = txHashOrDigest as Signature;
+      if (!isSignatureString(txHashOrDigest)) return null;
+      const sig = txHashOrDigest;
 
       const tx = await ask('getTransaction', (abortSignal) =>
         rpc

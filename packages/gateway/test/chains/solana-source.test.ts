@@ -1,0 +1,166 @@
+/**
+ * Solana-specific behaviour of the production verifier beyond the shared contract:
+ * commitment levels, the node's failure modes, and the single-mint guard.
+ */
+import { getBase58Decoder } from '@solana/kit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OfferedOption, VerifyInput } from '../../src/chains/chain.ts';
+import { ChainUnavailableError } from '../../src/chains/chain.ts';
+import { createSolanaSource, createSolanaVerifier } from '../../src/chains/solana/index.ts';
+import type { SolanaHarness } from './solana-harness.ts';
+import { makeSolanaHarness } from './solana-harness.ts';
+
+let h: SolanaHarness;
+let sandboxUrl: string;
+let otherMint: string;
+let provider: string;
+let platform: string;
+
+beforeAll(async () => {
+  h = await makeSolanaHarness();
+  sandboxUrl = h.sandbox.url;
+  otherMint = h.sandbox.otherMint;
+  provider = await h.newRecipient();
+  platform = await h.newRecipient();
+});
+afterAll(() => h?.close());
+
+let n = 0;
+const memo = () => `tollgate:v1:source-${++n}-${Date.now()}`;
+
+function option(m: string, asset = h.asset): OfferedOption {
+  return {
+    chain: 'solana',
+    network: 'localnet',
+    asset,
+    memo: m,
+    splits: [
+      { recipientType: 'provider', payTo: provider, amount: 900_000n },
+      { recipientType: 'platform', payTo: platform, amount: 100_000n },
+    ],
+  };
+}
+function input(opt: OfferedOption, txHashOrDigest: string): VerifyInput {
+  const now = Date.now();
+  return {
+    option: opt,
+    issuedAtMs: now - 60_000,
+    expiresAtMs: now + 240_000,
+    skewMs: 30_000,
+    payer: h.payer,
+    txHashOrDigest,
+  };
+}
+const payBoth = (m: string, asset?: 'usdc' | 'other') =>
+  h.send({
+    transfers: [
+      { to: provider, amount: 900_000n, asset },
+      { to: platform, amount: 100_000n, asset },
+    ],
+    memos: [m],
+  });
+
+const verifier = (extra: Partial<Parameters<typeof createSolanaVerifier>[0]> = {}) =>
+  createSolanaVerifier({ rpcUrl: sandboxUrl, network: 'localnet', timeoutMs: 5_000, ...extra });
+
+describe('Solana verifier against the sandbox', () => {
+  it('at confirmed commitment (the default) accepts what finalized still calls pending', async () => {
+    const m = memo();
+    h.setFault('hold_finality');
+    let tx: string;
+    try {
+      tx = await payBoth(m);
+    } finally {
+      h.setFault('none');
+    }
+    expect((await verifier().verify(input(option(m), tx))).status).toBe('verified');
+    expect(await verifier({ commitment: 'finalized' }).verify(input(option(m), tx))).toEqual({
+      status: 'pending',
+      reason: 'not_final',
+    });
+    h.finalizeAll();
+  });
+
+  it('reports pending, not a verdict, when the node has the status but not the transaction', async () => {
+    const m = memo();
+    const tx = await payBoth(m);
+    const sb = h.sandbox;
+    sb.setFault('not_found');
+    try {
+      expect(await verifier().verify(input(option(m), tx))).toEqual({
+        status: 'pending',
+        reason: 'not_final',
+      });
+    } finally {
+      sb.setFault('none');
+    }
+    expect((await verifier().verify(input(option(m), tx))).status).toBe('verified');
+  });
+
+  it('treats a string that is not a signature as not found, without asking the node', async () => {
+    h.setFault('rpc_down');
+    try {
+      for (const bad of [
+        '',
+        'abc',
+        '0OIl'.repeat(22),
+        getBase58Decoder().decode(new Uint8Array(32).fill(7)),
+      ]) {
+        expect(await verifier().verify(input(option(memo()), bad))).toEqual({
+          status: 'pending',
+          reason: 'not_found',
+        });
+      }
+    } finally {
+      h.setFault('none');
+    }
+  });
+
+  it('throws ChainUnavailableError on HTTP 500 and on a node slower than the timeout', async () => {
+    const tx = await payBoth(memo());
+    const sb = h.sandbox;
+    for (const fault of ['error_500', 'slow'] as const) {
+      sb.setFault(fault);
+      try {
+        await expect(verifier({ timeoutMs: 300 }).verify(input(option(memo()), tx))).rejects.toBeInstanceOf(
+          ChainUnavailableError,
+        );
+      } finally {
+        sb.setFault('none');
+      }
+    }
+  });
+
+  it('throws ChainUnavailableError when nothing listens at the RPC address', async () => {
+    const dead = createSolanaVerifier({
+      rpcUrl: 'http://127.0.0.1:9',
+      network: 'localnet',
+      timeoutMs: 2_000,
+    });
+    await expect(dead.verify(input(option(memo()), h.unknownTxId()))).rejects.toBeInstanceOf(
+      ChainUnavailableError,
+    );
+  });
+
+  it('vouches only for its own mint: a payment in another mint offered as the asset is wrong_asset', async () => {
+    const m = memo();
+    const tx = await payBoth(m, 'other');
+    // A USDC verifier must not accept it even if asked about the other mint...
+    expect(await verifier().verify(input(option(m, otherMint), tx))).toEqual({
+      status: 'rejected',
+      reason: 'wrong_asset',
+    });
+    // ...while a verifier configured for that mint does: the guard is what rejected it.
+    expect((await verifier({ mint: otherMint }).verify(input(option(m, otherMint), tx))).status).toBe(
+      'verified',
+    );
+  });
+
+  it('names the chain and network it was built for', async () => {
+    const source = createSolanaSource({ rpcUrl: sandboxUrl, network: 'localnet' });
+    expect([source.chain, source.network]).toEqual(['solana', 'localnet']);
+    expect(source.sameAsset(h.asset, h.asset)).toBe(true);
+    expect(source.sameAsset(otherMint, otherMint)).toBe(false);
+    expect(await source.fetch(h.unknownTxId())).toBeNull();
+  });
+});
