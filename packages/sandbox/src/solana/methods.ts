@@ -210,8 +210,8 @@ export function createMethods(ctx: MethodContext): Record<string, Handler> {
       }
       if (!(commitment in ACCOUNT_STATUS)) throw invalid(`unknown commitment ${commitment}`);
       const encoding = c['encoding'] ?? 'json';
-      if (encoding !== 'jsonParsed' && encoding !== 'base64') {
-        throw invalid(`the sandbox serves getTransaction as jsonParsed or base64, not ${String(encoding)}`);
+      if (encoding !== 'jsonParsed' && encoding !== 'json' && encoding !== 'base64') {
+        throw invalid(`unsupported encoding ${JSON.stringify(encoding)}`);
       }
       if (ctx.fault() === 'not_found') return null;
       const r = ledger.record(sig);
@@ -219,7 +219,7 @@ export function createMethods(ctx: MethodContext): Record<string, Handler> {
       if (ACCOUNT_STATUS[r.confirmationStatus] < ACCOUNT_STATUS[commitment as keyof typeof ACCOUNT_STATUS]) {
         return null;
       }
-      const body = encoding === 'jsonParsed' ? r.bodies.jsonParsed : r.bodies.base64;
+      const body = r.bodies[encoding];
       if (body['version'] !== 'legacy' && c['maxSupportedTransactionVersion'] === undefined) {
         throw new RpcError(
           RPC.unsupportedTransactionVersion,

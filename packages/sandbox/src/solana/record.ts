@@ -1,7 +1,8 @@
 /**
- * Builds the body `getTransaction` returns for an executed transaction, in both
- * encodings the sandbox serves: `jsonParsed` (what verifiers read) and `base64`
- * (the signed wire bytes, for callers that check signatures themselves).
+ * Builds the body `getTransaction` returns for an executed transaction, in the
+ * encodings mainnet serves: `jsonParsed` (what verifiers read), `json` (compiled
+ * instructions) and `base64` (the signed wire bytes, for callers that check
+ * signatures themselves).
  */
 import type {
   CompiledTransactionMessageWithLifetime,
@@ -44,6 +45,7 @@ export interface ExecutionView {
 
 export interface TransactionBodies {
   jsonParsed: Record<string, unknown>;
+  json: Record<string, unknown>;
   base64: Record<string, unknown>;
 }
 
@@ -119,8 +121,31 @@ export function transactionBodies(x: ExecutionView): TransactionBodies {
   };
   if (version !== 'legacy') message['addressTableLookups'] = [];
 
+  const { header } = x.message;
+  const compiledMessage: Record<string, unknown> = {
+    accountKeys: keys,
+    header: {
+      numReadonlySignedAccounts: header.numReadonlySignerAccounts,
+      numReadonlyUnsignedAccounts: header.numReadonlyNonSignerAccounts,
+      numRequiredSignatures: header.numSignerAccounts,
+    },
+    instructions: x.message.instructions.map((ix) => ({
+      programIdIndex: ix.programAddressIndex,
+      accounts: ix.accountIndices ?? [],
+      data: base58.decode(new Uint8Array(ix.data ?? [])),
+      stackHeight: null,
+    })),
+    recentBlockhash: x.message.lifetimeToken,
+  };
+  if (version !== 'legacy') compiledMessage['addressTableLookups'] = [];
+
   return {
     jsonParsed: { ...common, meta: meta(parsedInner), transaction: { message, signatures: x.signatures } },
+    json: {
+      ...common,
+      meta: meta(compiledInner),
+      transaction: { message: compiledMessage, signatures: x.signatures },
+    },
     base64: { ...common, meta: meta(compiledInner), transaction: [x.wireBase64, 'base64'] },
   };
 }

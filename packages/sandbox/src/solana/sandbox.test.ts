@@ -1,4 +1,4 @@
-import type { Address, Instruction, KeyPairSigner } from '@solana/kit';
+import type { Address, Instruction, KeyPairSigner, Rpc, SolanaRpcApi } from '@solana/kit';
 import {
   address,
   appendTransactionMessageInstructions,
@@ -8,6 +8,7 @@ import {
   getBase64EncodedWireTransaction,
   getSignatureFromTransaction,
   isSolanaError,
+  lamports,
   pipe,
   setTransactionMessageFeePayerSigner,
   setTransactionMessageLifetimeUsingBlockhash,
@@ -26,7 +27,7 @@ import type { SolanaSandbox } from './index.ts';
 import { startSolanaSandbox } from './index.ts';
 
 let sb: SolanaSandbox;
-let rpc: ReturnType<typeof createSolanaRpc>;
+let rpc: Rpc<SolanaRpcApi>;
 let payer: KeyPairSigner;
 let recipient: Address;
 
@@ -302,6 +303,39 @@ describe('Solana sandbox chain', () => {
         sb.setFault('none');
       }
     });
+  });
+
+  it('answers the account and cluster queries wallets make', async () => {
+    const w = (await generateKeyPairSigner()).address;
+    const sig = await rpc.requestAirdrop(w, lamports(2_000_000n)).send();
+    expect((await rpc.getSignatureStatuses([sig]).send()).value[0]?.err).toBeNull();
+    expect((await rpc.getBalance(w).send()).value).toBe(2_000_000n);
+
+    const info = await rpc.getAccountInfo(await ata(payer.address), { encoding: 'base64' }).send();
+    expect(info.value?.owner).toBe(TOKEN_PROGRAM_ADDRESS);
+    expect(Buffer.from(info.value!.data[0], 'base64')).toHaveLength(165);
+    const many = await rpc.getMultipleAccounts([address(USDC_SOLANA_MINT), w], { encoding: 'base64' }).send();
+    expect(many.value.map((a) => a?.owner)).toEqual([
+      TOKEN_PROGRAM_ADDRESS,
+      '11111111111111111111111111111111',
+    ]);
+    expect((await rpc.getAccountInfo((await generateKeyPairSigner()).address).send()).value).toBeNull();
+
+    expect(await rpc.getMinimumBalanceForRentExemption(165n).send()).toBe(2_039_280n);
+    const epoch = await rpc.getEpochInfo().send();
+    expect(epoch.absoluteSlot).toBe(await rpc.getSlot().send());
+    expect(await rpc.getBlockHeight().send()).toBe(epoch.blockHeight);
+  });
+
+  it('serves a transaction in json and base64 encodings too', async () => {
+    const { wire, signature } = await pay(11n, 'encodings');
+    await send(wire);
+    const opts = { maxSupportedTransactionVersion: 0 } as const;
+    const asJson = await rpc.getTransaction(signature, { ...opts, encoding: 'json' }).send();
+    expect(asJson?.transaction.message.accountKeys[0]).toBe(payer.address);
+    expect(asJson?.transaction.message.header.numRequiredSignatures).toBe(1);
+    const asBase64 = await rpc.getTransaction(signature, { ...opts, encoding: 'base64' }).send();
+    expect(asBase64?.transaction[0]).toBe(wire);
   });
 
   it('refuses getTransaction at processed commitment and without maxSupportedTransactionVersion for v0', async () => {
