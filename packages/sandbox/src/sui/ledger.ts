@@ -91,7 +91,10 @@ export class SuiLedger {
     if (waiting.length > 0) this.#checkpointTxs(waiting);
   }
 
-  /** Resolves what the SDK left open (object versions, gas) and dry-runs the result. */
+  /**
+   * Resolves what the SDK left open (object versions, gas) and dry-runs the result. Like a
+   * full node, a transaction with no gas payment and gas selection off runs on a mock coin.
+   */
   simulate(plan: Plan, opts: { doGasSelection: boolean; checks: boolean }): Simulation {
     const resolved: Plan = {
       ...plan,
@@ -101,46 +104,44 @@ export class SuiLedger {
         if (!coin) throw new Rejected(`Object ${i.objectId} not found`);
         return { ...i, ref: refOf(coin) };
       }),
-      gas: { ...plan.gas },
+      gas: { ...plan.gas, payment: [...plan.gas.payment] },
     };
     const gas = resolved.gas;
     gas.owner ??= resolved.sender;
     gas.price ??= this.referenceGasPrice;
-    if (gas.payment.length === 0 || gas.budget === null) {
-      if (!opts.doGasSelection && gas.payment.length === 0)
-        throw new Rejected('no gas payment and gas selection is off');
-      const used = new Set(resolved.inputs.flatMap((i) => (i.kind === 'object' ? [i.objectId] : [])));
-      const candidates =
-        gas.payment.length > 0
-          ? gas.payment.map((p) => this.objects.get(p.objectId)).filter((c): c is Coin => c !== undefined)
-          : this.objects
-              .ownedBy(gas.owner, SUI_COIN_TYPE)
-              .filter((c) => !used.has(c.id))
-              .sort((a, b) => (a.balance < b.balance ? 1 : a.balance > b.balance ? -1 : 0));
-      if (candidates.length === 0) throw new Rejected(`no SUI coins owned by ${gas.owner} to pay gas`);
-      if (gas.budget === null) {
-        // Estimate on the largest coin; more gas coins only add rebates, so the estimate holds.
-        const probeBudget = bigMin(candidates[0]!.balance, MAX_GAS_BUDGET);
-        const probe = this.#dryRun({
-          ...resolved,
-          gas: { ...gas, payment: [refOf(candidates[0]!)], budget: probeBudget },
-        });
-        const g = probe.gasUsed;
-        gas.budget = g.computationCost + g.storageCost + gas.price * COMPUTATION_UNITS;
-      }
-      if (gas.payment.length === 0) {
-        let sum = 0n;
-        for (const c of candidates) {
-          if (sum >= gas.budget) break;
-          gas.payment.push(refOf(c));
-          sum += c.balance;
-        }
+    const mock =
+      gas.payment.length === 0 && !opts.doGasSelection ? [this.#mockGasCoin(gas.owner)] : undefined;
+    const used = new Set(resolved.inputs.flatMap((i) => (i.kind === 'object' ? [i.objectId] : [])));
+    const candidates =
+      mock ??
+      (gas.payment.length > 0
+        ? gas.payment.map((p) => this.objects.get(p.objectId)).filter((c): c is Coin => c !== undefined)
+        : this.objects
+            .ownedBy(gas.owner, SUI_COIN_TYPE)
+            .filter((c) => !used.has(c.id))
+            .sort((x, y) => (x.balance < y.balance ? 1 : x.balance > y.balance ? -1 : 0)));
+    if (candidates.length === 0) throw new Rejected(`no SUI coins owned by ${gas.owner} to pay gas`);
+    if (gas.budget === null) {
+      // Estimated on the largest coin; more gas coins only add rebates, so the estimate holds.
+      const probeBudget = bigMin(candidates[0]!.balance, MAX_GAS_BUDGET);
+      const probe = this.#dryRun({ ...resolved, gas: { ...gas, budget: probeBudget } }, 'simulation', [
+        candidates[0]!,
+      ]);
+      const g = probe.gasUsed;
+      gas.budget = g.computationCost + g.storageCost + gas.price * COMPUTATION_UNITS;
+    }
+    if (gas.payment.length === 0 && !mock) {
+      let sum = 0n;
+      for (const c of candidates) {
+        if (sum >= gas.budget) break;
+        gas.payment.push(refOf(c));
+        sum += c.balance;
       }
     }
-    if (opts.checks) this.#validate(resolved);
+    if (opts.checks) this.#validate(resolved, { gas: !mock });
     const bytes = planToBcs(resolved);
     const digest = TransactionDataBuilder.getDigestFromBytes(bytes);
-    return { plan: resolved, bytes, digest, outcome: this.#dryRun(resolved, digest) };
+    return { plan: resolved, bytes, digest, outcome: this.#dryRun(resolved, digest, mock) };
   }
 
   /** Verifies signatures, validates inputs, executes and commits. Re-submission returns the first result. */
@@ -183,10 +184,21 @@ export class SuiLedger {
     }
   }
 
-  #dryRun(plan: Plan, digest = 'simulation'): ExecutionOutcome {
-    const gasCoins = plan.gas.payment.map((p) => this.objects.get(p.objectId));
-    if (gasCoins.some((c) => c === undefined) || gasCoins.length === 0)
-      throw new Rejected('gas coin not found');
+  #mockGasCoin(owner: string): Coin {
+    const base = {
+      id: deriveObjectId(syntheticDigest('mock-gas'), 0),
+      coinType: SUI_COIN_TYPE,
+      owner,
+      balance: MAX_GAS_BUDGET,
+      version: 0n,
+      previousTransaction: syntheticDigest('mock-gas'),
+    };
+    return { ...base, digest: objectDigest(base) };
+  }
+
+  #dryRun(plan: Plan, digest: string, gasCoins?: Coin[]): ExecutionOutcome {
+    const gas = gasCoins ?? plan.gas.payment.map((p) => this.objects.get(p.objectId));
+    if (gas.length === 0 || gas.some((c) => c === undefined)) throw new Rejected('gas coin not found');
     const objects = new Map<string, Coin>();
     for (const i of plan.inputs) {
       if (i.kind !== 'object') continue;
@@ -194,16 +206,16 @@ export class SuiLedger {
       if (!c) throw new Rejected(`Object ${i.objectId} not found`);
       objects.set(c.id, c);
     }
-    const total = (gasCoins as Coin[]).reduce((s, c) => s + c.balance, 0n);
-    const budget = bigMin(plan.gas.budget!, total);
-    return executePlan({ ...plan, gas: { ...plan.gas, budget } }, digest, {
-      gasCoins: gasCoins as Coin[],
-      objects,
-    });
+    const coins = gas as Coin[];
+    const budget = bigMin(
+      plan.gas.budget!,
+      coins.reduce((sum, c) => sum + c.balance, 0n),
+    );
+    return executePlan({ ...plan, gas: { ...plan.gas, budget } }, digest, { gasCoins: coins, objects });
   }
 
   /** The checks a validator makes before execution. Throws Rejected with Sui-like messages. */
-  #validate(plan: Plan): { gasCoins: Coin[]; objects: Map<string, Coin> } {
+  #validate(plan: Plan, check = { gas: true }): { gasCoins: Coin[]; objects: Map<string, Coin> } {
     const { price, budget, payment } = plan.gas;
     const gasOwner = plan.gas.owner ?? plan.sender;
     if (plan.expiration.kind === 'epoch' && plan.expiration.epoch < this.epoch) {
@@ -215,7 +227,7 @@ export class SuiLedger {
     if (budget === null || budget < price * COMPUTATION_UNITS || budget > MAX_GAS_BUDGET) {
       throw new Rejected(`Gas budget ${budget} is out of range`);
     }
-    if (payment.length === 0) throw new Rejected('Missing gas payment');
+    if (payment.length === 0 && check.gas) throw new Rejected('Missing gas payment');
     const seen = new Set<string>();
     const live = (ref: { objectId: string; version: bigint; digest: string }): Coin => {
       if (seen.has(ref.objectId))
@@ -238,7 +250,7 @@ export class SuiLedger {
       return coin;
     });
     const gasTotal = gasCoins.reduce((s, c) => s + c.balance, 0n);
-    if (gasTotal < budget) {
+    if (check.gas && gasTotal < budget) {
       throw new Rejected(
         `Balance of gas object ${gasCoins[0]!.id} is lower than the needed amount: ${budget}`,
       );

@@ -151,6 +151,48 @@ describe('sui sandbox ledger', () => {
   });
 });
 
+describe('sui sandbox sponsorship', () => {
+  async function sponsoredBytes(
+    payer: Ed25519Keypair,
+    sponsor: Ed25519Keypair,
+    to: string,
+  ): Promise<Uint8Array> {
+    const tx = new Transaction();
+    const [part] = tx.splitCoins(
+      tx.object(
+        (await client.core.listCoins({ owner: payer.toSuiAddress(), coinType: sui.coinType })).objects[0]!
+          .objectId,
+      ),
+      [1_000_000n],
+    );
+    tx.transferObjects([part!], to);
+    const kind = await tx.build({ client, onlyTransactionKind: true });
+    const sponsored = Transaction.fromKind(kind);
+    sponsored.setSender(payer.toSuiAddress());
+    sponsored.setGasOwner(sponsor.toSuiAddress());
+    sponsored.setGasPayment((await client.core.listCoins({ owner: sponsor.toSuiAddress() })).objects);
+    return sponsored.build({ client });
+  }
+
+  it('runs a transaction whose gas a sponsor pays, only with both signatures', async () => {
+    const payer = funded();
+    const sponsor = Ed25519Keypair.generate();
+    sui.faucet(sponsor.toSuiAddress(), 0n);
+    const to = Ed25519Keypair.generate().toSuiAddress();
+    const bytes = await sponsoredBytes(payer, sponsor, to);
+    await expect(execute(payer, bytes)).rejects.toThrow(/Signature is not valid/);
+    const signatures = [
+      (await payer.signTransaction(bytes)).signature,
+      (await sponsor.signTransaction(bytes)).signature,
+    ];
+    const r = await client.core.executeTransaction({ transaction: bytes, signatures });
+    expect(r.$kind).toBe('Transaction');
+    expect(sui.balance(to)).toBe(1_000_000n);
+    expect(sui.balance(payer.toSuiAddress(), sui.suiCoinType)).toBe(10_000_000_000n);
+    expect(sui.balance(sponsor.toSuiAddress(), sui.suiCoinType)).toBeLessThan(10_000_000_000n);
+  });
+});
+
 describe('sui sandbox faults', () => {
   it('holds new transactions without a checkpoint until finalizeAll', async () => {
     const payer = funded();
