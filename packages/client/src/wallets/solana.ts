@@ -117,6 +117,19 @@ function legsOf(option: AcceptOption): Payment {
   return { mint: option.mint, legs };
 }
 
+/** Aborted after sending: the money may move anyway, so the caller must get the signature. */
+const abandoned = (signature: string) =>
+  new SolanaPaymentError(
+    'payment_failed',
+    `stopped waiting for ${signature} (aborted); it may still land — check it before paying again`,
+    signature,
+  );
+
+const describe = (e: unknown) => {
+  const cause = (e as Error)?.cause as Error | undefined;
+  return `${(e as Error)?.message ?? String(e)}${cause?.message ? `: ${cause.message}` : ''}`;
+};
+
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     const t = setTimeout(done, ms);
@@ -192,7 +205,7 @@ export function solanaWallet(opts: SolanaWalletOptions): PaymentWallet {
     const deadline = Date.now() + confirmTimeoutMs;
     const wanted = commitment === 'finalized' ? ['finalized'] : ['confirmed', 'finalized'];
     while (Date.now() < deadline) {
-      signal?.throwIfAborted();
+      if (signal?.aborted) throw abandoned(signature);
       try {
         const { value } = await rpc.getSignatureStatuses([signature]).send({ abortSignal: signal });
         const status = value[0];
@@ -212,10 +225,13 @@ export function solanaWallet(opts: SolanaWalletOptions): PaymentWallet {
           );
         }
       } catch (e) {
-        if (e instanceof SolanaPaymentError || signal?.aborted) throw e;
+        if (e instanceof SolanaPaymentError) throw e;
+        if (signal?.aborted) throw abandoned(signature);
         // A flaky RPC answer is no verdict on the payment: keep asking until the deadline.
       }
-      await sleep(pollIntervalMs, signal);
+      await sleep(pollIntervalMs, signal).catch(() => {
+        throw abandoned(signature);
+      });
     }
     throw new SolanaPaymentError(
       'payment_failed',
@@ -265,7 +281,7 @@ export function solanaWallet(opts: SolanaWalletOptions): PaymentWallet {
         // Preflight refusals mean nothing was sent; a transport error might have delivered it.
         throw new SolanaPaymentError(
           'payment_failed',
-          `sending the payment failed: ${(e as Error).message}`,
+          `sending the payment failed: ${describe(e)}`,
           signature,
         );
       }

@@ -156,6 +156,34 @@ describe('solanaWallet', () => {
     );
   });
 
+  it('hands back the signature when aborted after sending, since the money may move', async () => {
+    const w = solanaWallet({
+      secretKey: key.secretKey,
+      rpcUrl: sb.url,
+      commitment: 'finalized',
+      pollIntervalMs: 20,
+    });
+    const before = await usdcOf(key.address);
+    const ctl = new AbortController();
+    sb.setFault('hold_finality');
+    try {
+      const paying = w.pay(option(), { signal: ctl.signal }).catch((e: unknown) => e);
+      for (let i = 0; i < 250 && (await usdcOf(key.address)) === before; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      ctl.abort();
+      const err = await paying;
+      expect(err).toBeInstanceOf(SolanaPaymentError);
+      const { signature } = err as SolanaPaymentError;
+      expect(signature).toBeTypeOf('string');
+      const status = await rpc.getSignatureStatuses([signature as never]).send();
+      expect(status.value[0]?.confirmationStatus).toBe('confirmed');
+    } finally {
+      sb.setFault('none');
+      sb.finalizeAll();
+    }
+  });
+
   it('refuses options it cannot pay, before sending anything', async () => {
     const w = solanaWallet({ secretKey: key.secretKey, rpcUrl: sb.url });
     const before = await usdcOf(key.address);

@@ -18,8 +18,7 @@ import type { TransactionErrorJson } from './errors.ts';
 import { describeTransactionError, RPC, RpcError, transactionErrorJson } from './errors.ts';
 import type { AccountView } from './parse.ts';
 import { tokenBalances } from './parse.ts';
-import type { ExecutableMessage, InnerInstructionView, TransactionBodies } from './record.ts';
-import { transactionBodies } from './record.ts';
+import type { ExecutableMessage, ExecutionView, InnerInstructionView } from './record.ts';
 
 export type Commitment = 'processed' | 'confirmed' | 'finalized';
 
@@ -28,12 +27,15 @@ export interface TxRecord {
   slot: bigint;
   err: TransactionErrorJson | null;
   confirmationStatus: 'confirmed' | 'finalized';
-  bodies: TransactionBodies;
+  /** What getTransaction renders from, on demand (rendered bodies are several times larger). */
+  view: ExecutionView;
 }
 
 /** How many blocks a blockhash stays usable, as on mainnet. */
 const BLOCKHASH_LIFETIME = 150n;
 const LAMPORTS_PER_SIGNATURE = 5000n;
+/** Like a non-archival node, forget the oldest transactions, so long sandbox runs stay flat in memory. */
+const MAX_RECORDS = 20_000;
 
 type LiteSvmResult = ReturnType<LiteSVM['sendTransaction']>;
 type LiteSvmMeta = ReturnType<Extract<LiteSvmResult, { err(): unknown }>['meta']>;
@@ -168,7 +170,7 @@ export class SolanaLedger {
         };
       }),
     );
-    const bodies = transactionBodies({
+    const view: ExecutionView = {
       signatures,
       wireBase64: getBase64Decoder().decode(wire),
       message,
@@ -183,14 +185,15 @@ export class SolanaLedger {
       inner,
       logs: meta.logs(),
       computeUnits: meta.computeUnitsConsumed(),
-    });
+    };
     this.records.set(signature, {
       signature,
       slot,
       err,
       confirmationStatus: this.holdFinality ? 'confirmed' : 'finalized',
-      bodies,
+      view,
     });
+    if (this.records.size > MAX_RECORDS) this.records.delete(this.records.keys().next().value!);
     this.advance(slot);
     return signature;
   }

@@ -22,6 +22,7 @@ import {
   TOKEN_PROGRAM,
   uiTokenAmount,
 } from './parse.ts';
+import { transactionBodies } from './record.ts';
 
 export type SolanaFault = 'none' | 'rpc_down' | 'hold_finality' | 'not_found' | 'slow' | 'error_500';
 
@@ -219,7 +220,7 @@ export function createMethods(ctx: MethodContext): Record<string, Handler> {
       if (ACCOUNT_STATUS[r.confirmationStatus] < ACCOUNT_STATUS[commitment as keyof typeof ACCOUNT_STATUS]) {
         return null;
       }
-      const body = r.bodies[encoding];
+      const body = transactionBodies(r.view)[encoding];
       if (body['version'] !== 'legacy' && c['maxSupportedTransactionVersion'] === undefined) {
         throw new RpcError(
           RPC.unsupportedTransactionVersion,
