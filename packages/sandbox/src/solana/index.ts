@@ -35,6 +35,8 @@ export interface SolanaSandbox {
   faucet(owner: string, usdcAtomic: bigint, lamports?: bigint): Promise<void>;
   /** Same for the other mint (no SOL). */
   mintOther(owner: string, atomic: bigint): Promise<void>;
+  /** USDC held by `owner` across all its token accounts (0n when it has none). */
+  usdcBalance(owner: string): Promise<bigint>;
   setFault(fault: SolanaFault): void;
   readonly fault: SolanaFault;
   /** Promotes every confirmed transaction to finalized. */
@@ -69,6 +71,9 @@ export async function startSolanaSandbox(
     },
     async mintOther(owner, atomic) {
       await faucet.fund(owner, otherMint, atomic, 0n);
+    },
+    async usdcBalance(owner) {
+      return ledger.tokenAccountsOf(owner, { mint }).reduce((sum, a) => sum + a.state.amount, 0n);
     },
     setFault(f) {
       fault = f;

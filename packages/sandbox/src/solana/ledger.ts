@@ -16,8 +16,8 @@ import {
 import { Clock, LiteSVM } from 'litesvm';
 import type { TransactionErrorJson } from './errors.ts';
 import { describeTransactionError, RPC, RpcError, transactionErrorJson } from './errors.ts';
-import type { AccountView } from './parse.ts';
-import { tokenBalances } from './parse.ts';
+import type { AccountView, TokenAccountState } from './parse.ts';
+import { readTokenAccount, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, tokenBalances } from './parse.ts';
 import type { ExecutableMessage, ExecutionView, InnerInstructionView } from './record.ts';
 
 export type Commitment = 'processed' | 'confirmed' | 'finalized';
@@ -94,6 +94,27 @@ export class SolanaLedger {
       space,
       lamports: lamports(balance ?? this.svm.minimumBalanceForRentExemption(space)),
     });
+  }
+
+  /** Token accounts of `owner` (optionally of one mint), by scanning the token programs' accounts. */
+  tokenAccountsOf(
+    owner: string,
+    filter: { mint?: string | null; programs?: string[] } = {},
+  ): { pubkey: string; state: TokenAccountState }[] {
+    const found: { pubkey: string; state: TokenAccountState }[] = [];
+    for (const program of filter.programs ?? [TOKEN_PROGRAM, TOKEN_2022_PROGRAM]) {
+      for (const acc of this.svm.getProgramAccounts(address(program))) {
+        const state = readTokenAccount({
+          exists: true,
+          programAddress: acc.programAddress,
+          data: acc.data as Uint8Array,
+        });
+        if (state && state.owner === owner && (!filter.mint || state.mint === filter.mint)) {
+          found.push({ pubkey: acc.address, state });
+        }
+      }
+    }
+    return found;
   }
 
   record(signature: string): TxRecord | undefined {

@@ -14,7 +14,6 @@ import {
 import { RPC, RpcError } from './errors.ts';
 import type { Faucet } from './faucet.ts';
 import type { SolanaLedger } from './ledger.ts';
-import type { AccountView } from './parse.ts';
 import {
   readMintDecimals,
   readTokenAccount,
@@ -113,22 +112,13 @@ export function createMethods(ctx: MethodContext): Record<string, Handler> {
   });
 
   const tokenAccountsOf = (owner: string, filter: Record<string, unknown>) => {
-    const programs =
-      typeof filter['programId'] === 'string' ? [filter['programId']] : [TOKEN_PROGRAM, TOKEN_2022_PROGRAM];
     const mint = typeof filter['mint'] === 'string' ? filter['mint'] : null;
-    if (!mint && typeof filter['programId'] !== 'string') throw invalid('filter must have mint or programId');
-    const found: { pubkey: string; view: AccountView }[] = [];
-    for (const program of programs) {
-      if (program !== TOKEN_PROGRAM && program !== TOKEN_2022_PROGRAM)
-        throw invalid('unrecognized Token program id');
-      for (const acc of ledger.svm.getProgramAccounts(program as never)) {
-        const view = { exists: true, programAddress: acc.programAddress, data: new Uint8Array(acc.data) };
-        const token = readTokenAccount(view);
-        if (token && token.owner === owner && (!mint || token.mint === mint))
-          found.push({ pubkey: acc.address, view });
-      }
+    const programId = typeof filter['programId'] === 'string' ? filter['programId'] : null;
+    if (!mint && !programId) throw invalid('filter must have mint or programId');
+    if (programId && programId !== TOKEN_PROGRAM && programId !== TOKEN_2022_PROGRAM) {
+      throw invalid('unrecognized Token program id');
     }
-    return found;
+    return ledger.tokenAccountsOf(owner, { mint, programs: programId ? [programId] : undefined });
   };
 
   return {

@@ -111,6 +111,8 @@ describe('Solana sandbox chain', () => {
       .send();
     expect(accounts.value.map((a) => a.pubkey)).toEqual([await ata(payer.address)]);
     expect(accounts.value[0]?.account.data.parsed.info.tokenAmount.amount).toBe('10000000');
+    expect(await sb.usdcBalance(payer.address)).toBe(10_000_000n);
+    expect(await sb.usdcBalance((await generateKeyPairSigner()).address)).toBe(0n);
   });
 
   it('mints the other mint separately from USDC', async () => {
