@@ -25,7 +25,11 @@ const envSchema = z.object({
   SOLANA_RPC_URL: url.optional(),
   SUI_RPC_URL: url.optional(),
   SOLANA_COMMITMENT: z.enum(['confirmed', 'finalized']).default('confirmed'),
-  PLATFORM_SUI_ADDRESS: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a 0x-prefixed 32-byte Sui address').optional(),
+  PLATFORM_SUI_ADDRESS: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, 'a 0x-prefixed 32-byte Sui address')
+    .transform((a) => a.toLowerCase())
+    .optional(),
   PLATFORM_SOLANA_ADDRESS: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'a base58 Solana address').optional(),
   PLATFORM_FEE_BPS: int(0, 10_000).default(100),
   PLATFORM_FEE_MIN: z.string().default('0.001'),
