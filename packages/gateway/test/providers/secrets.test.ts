@@ -4,7 +4,7 @@
  * tokens and sign-in signatures never reach the logs either.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, ORIGIN, type ProviderApp, signIn, startProviderApp, suiWallet } from './harness.ts';
+import { call, ORIGIN, type ProviderApp, startProviderApp, suiWallet } from './harness.ts';
 
 const SECRETS = {
   bearer: 'bearer-SECRET-aaaa-1111-2222-3333',
