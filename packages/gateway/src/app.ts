@@ -12,19 +12,22 @@ import type { Deps } from './deps.ts';
 import { installErrorHandling } from './errors.ts';
 import { createHealthMonitor, type ProbeTarget } from './health/endpoint-health.ts';
 import { authRoutes } from './http/auth.ts';
+import { conversationRoutes } from './http/conversations.ts';
 import { directoryRoutes } from './http/directory.ts';
 import { healthRoutes } from './http/health.ts';
+import { inferenceRoutes } from './http/inference.ts';
 import { marketplaceRoutes } from './http/marketplace.ts';
 import { providerRoutes } from './http/provider.ts';
 import { sandboxRoutes } from './http/sandbox.ts';
+import { createInferenceRuntime } from './inference/runtime.ts';
 import { loggerOptions } from './logger.ts';
 import { createCatalog } from './marketplace/catalog.ts';
 import { createMetrics } from './metrics.ts';
 import { createPaymentGate } from './payments/gate.ts';
 import { createRequirementTokens } from './payments/requirement-token.ts';
 import { createForwarder } from './proxy/forward.ts';
-import { openStore } from './store/open-store.ts';
 import type { SandboxChains } from './sandbox-mode.ts';
+import { openStore } from './store/open-store.ts';
 import type { Store } from './store/store.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -71,6 +74,8 @@ export async function buildApp(
   authRoutes(app, deps);
   providerRoutes(app, deps);
   directoryRoutes(app, deps);
+  inferenceRoutes(app, deps);
+  conversationRoutes(app, deps);
   if (opts.sandbox) sandboxRoutes(app, deps, opts.sandbox);
   return app;
 }
@@ -94,7 +99,9 @@ export function assembleDeps(
   if (!config.secret) throw new Error('config.secret is required (sandbox mode generates one)');
   const metrics = overrides.metrics ?? createMetrics();
   const now = overrides.now ?? Date.now;
-  const tokens = overrides.tokens ?? createRequirementTokens(keyRing(config.secret, config.previousSecret, 'requirement-token/v1'));
+  const tokens =
+    overrides.tokens ??
+    createRequirementTokens(keyRing(config.secret, config.previousSecret, 'requirement-token/v1'));
   const gate =
     overrides.gate ??
     createPaymentGate({
@@ -117,8 +124,12 @@ export function assembleDeps(
     tokens,
     gate,
     catalog: createCatalog(store, CATALOG_TTL_MS, now),
-    forwarder: createForwarder({ allowPrivate: config.allowPrivateOrigins, maxResponseBytes: config.maxResponseBytes }),
+    forwarder: createForwarder({
+      allowPrivate: config.allowPrivateOrigins,
+      maxResponseBytes: config.maxResponseBytes,
+    }),
     health: createHealthMonitor({ failureThreshold: 5, cooldownMs: 30_000, now, metrics }),
+    inference: overrides.inference ?? createInferenceRuntime(config),
     now,
     ...overrides,
   };
@@ -136,11 +147,17 @@ export async function createGateway(
   const store = await openStore(config.databaseUrl);
   const deps = assembleDeps(config, store, await createVerifiers(config));
   const app = await buildApp(deps, opts);
-  deps.health.start(config.healthIntervalMs, () => probeTargets(store), (t) => deps.forwarder.probe(t.baseUrl));
+  deps.health.start(
+    config.healthIntervalMs,
+    () => probeTargets(store),
+    (t) => deps.forwarder.probe(t.baseUrl),
+  );
   // Delivered responses are kept for replays for a while; the redemption rows stay forever.
   const prune = setInterval(() => {
     const cutoff = Date.now() - config.responseRetentionHours * 3_600_000;
-    store.redemptions.pruneResponses(cutoff).catch((err) => app.log.warn({ err }, 'pruning stored responses failed'));
+    store.redemptions
+      .pruneResponses(cutoff)
+      .catch((err) => app.log.warn({ err }, 'pruning stored responses failed'));
   }, 10 * 60_000);
   prune.unref();
   return {
@@ -151,6 +168,7 @@ export async function createGateway(
       deps.health.stop();
       await app.close();
       await deps.forwarder.close();
+      await deps.inference.close();
       await store.close();
     },
   };
@@ -160,16 +178,23 @@ export async function createGateway(
 async function probeTargets(store: Store): Promise<ProbeTarget[]> {
   const targets: ProbeTarget[] = [];
   for (const project of await store.projects.listAll()) {
-    const [apis, endpoints] = await Promise.all([store.apis.list(project.id), store.endpoints.list(project.id)]);
+    const [apis, endpoints] = await Promise.all([
+      store.apis.list(project.id),
+      store.endpoints.list(project.id),
+    ]);
     for (const api of apis) {
-      const eps = endpoints.filter((e) => e.apiId === api.id && e.enabled).map((e) => ({ id: e.id, project: project.slug }));
+      const eps = endpoints
+        .filter((e) => e.apiId === api.id && e.enabled)
+        .map((e) => ({ id: e.id, project: project.slug }));
       if (eps.length) targets.push({ apiId: api.id, baseUrl: api.baseUrl, endpoints: eps });
     }
   }
   return targets;
 }
 
-export async function createVerifiers(config: Readonly<Config>): Promise<Partial<Record<ChainId, ChainVerifier>>> {
+export async function createVerifiers(
+  config: Readonly<Config>,
+): Promise<Partial<Record<ChainId, ChainVerifier>>> {
   const verifiers: Partial<Record<ChainId, ChainVerifier>> = {};
   if (config.solanaRpcUrl) {
     const { createSolanaVerifier } = await import('./chains/solana/index.ts');

@@ -2,7 +2,13 @@
 import type { ChainId, ChainVerifier } from './chains/chain.ts';
 import type { Config } from './config.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
+import type { HealthMonitor } from './health/endpoint-health.ts';
+import type { InferenceRuntime } from './inference/runtime.ts';
+import type { Catalog } from './marketplace/catalog.ts';
 import type { Metrics } from './metrics.ts';
+import type { PaymentGate } from './payments/gate.ts';
+import type { RequirementTokens } from './payments/requirement-token.ts';
+import type { Forwarder } from './proxy/forward.ts';
 import type { Store } from './store/store.ts';
 
 export interface Deps {
@@ -13,6 +19,16 @@ export interface Deps {
   verifiers: Partial<Record<ChainId, ChainVerifier>>;
   /** Encrypts origin secrets at rest (AES-256-GCM under a key derived from the server secret). */
   secretBox: SecretBox;
+  /** Signs and checks paymentRequirementId tokens. */
+  tokens: RequirementTokens;
+  /** The shared payment pipeline (marketplace and inference). */
+  gate: PaymentGate;
+  /** Cached provider catalogue for the /p hot path. */
+  catalog: Catalog;
+  forwarder: Forwarder;
+  health: HealthMonitor;
+  /** Model catalogue and upstreams for /v1/chat/completions, /v1/embeddings and conversations. */
+  inference: InferenceRuntime;
   /** Wall clock in ms; injectable for expiry tests. */
   now: () => number;
 }

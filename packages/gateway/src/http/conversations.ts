@@ -1,0 +1,155 @@
+/**
+ * /v1/conversations (bearer token; DESIGN §4.10). Every route acts only on the
+ * caller's own conversations: another owner's id is a 404, never a 403, so ids
+ * cannot be probed. The paid turn reads its body as raw bytes like the other paid routes.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { authenticate } from '../auth/authenticate.ts';
+import type { Deps } from '../deps.ts';
+import { ApiError } from '../errors.ts';
+import { parseJsonBody, validate } from '../inference/chat-request.ts';
+import { conversationTurn } from '../inference/conversation-turn.ts';
+import {
+  addItemsSchema,
+  conversationView,
+  createConversationSchema,
+  itemView,
+  turnSchema,
+  updateConversationSchema,
+} from '../inference/conversations.ts';
+import { modelFor, rawBody } from '../inference/paid-call.ts';
+import type { Conversation, Owner } from '../store/store.ts';
+
+const DEFAULT_PAGE = 20;
+const MAX_PAGE = 100;
+
+async function ownerOf(request: FastifyRequest, deps: Deps): Promise<Owner> {
+  const who = await authenticate(request, deps);
+  if (who.kind !== 'owner')
+    throw new ApiError(
+      'forbidden',
+      'conversations belong to a signed-in wallet; the operator token has none',
+    );
+  return who.owner;
+}
+
+async function mine(request: FastifyRequest, deps: Deps): Promise<{ owner: Owner; conv: Conversation }> {
+  const owner = await ownerOf(request, deps);
+  const { id } = request.params as { id: string };
+  const conv = await deps.store.conversations.byId(owner, id);
+  if (!conv) throw new ApiError('not_found', 'no such conversation');
+  return { owner, conv };
+}
+
+function pageLimit(q: unknown): number {
+  const raw = (q as { limit?: string }).limit;
+  if (raw === undefined) return DEFAULT_PAGE;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_PAGE)
+    throw new ApiError('invalid_request', `limit must be 1..${MAX_PAGE}`, { param: 'limit' });
+  return n;
+}
+
+function checkModel(deps: Deps, model: string | null | undefined): void {
+  if (model) modelFor(deps, model, 'chat');
+}
+
+export function conversationRoutes(app: FastifyInstance, deps: Deps): void {
+  const { conversations } = deps.store;
+
+  app.post('/v1/conversations', async (request) => {
+    const owner = await ownerOf(request, deps);
+    const body = validate(createConversationSchema, request.body ?? {});
+    checkModel(deps, body.model);
+    const conv = await conversations.create({
+      owner,
+      title: body.title ?? '',
+      model: body.model ?? null,
+      metadata: body.metadata ?? {},
+    });
+    if (body.items?.length) {
+      await conversations.append(
+        conv.id,
+        body.items.map((i) => ({ ...i, redemptionId: null, usage: null })),
+      );
+    }
+    return conversationView(conv);
+  });
+
+  app.get('/v1/conversations', async (request) => {
+    const owner = await ownerOf(request, deps);
+    const limit = pageLimit(request.query);
+    const after = (request.query as { after?: string }).after;
+    const rows = await conversations.list(owner, { limit: limit + 1, ...(after ? { before: after } : {}) });
+    const data = rows.slice(0, limit).map(conversationView);
+    return {
+      object: 'list',
+      data,
+      first_id: data[0]?.id ?? null,
+      last_id: data.at(-1)?.id ?? null,
+      has_more: rows.length > limit,
+    };
+  });
+
+  app.get('/v1/conversations/:id', async (request) => conversationView((await mine(request, deps)).conv));
+
+  const update = async (request: FastifyRequest) => {
+    const { owner, conv } = await mine(request, deps);
+    const patch = validate(updateConversationSchema, request.body ?? {});
+    checkModel(deps, patch.model);
+    const updated = await conversations.update(owner, conv.id, patch);
+    if (!updated) throw new ApiError('not_found', 'no such conversation');
+    return conversationView(updated);
+  };
+  app.patch('/v1/conversations/:id', update);
+  // OpenAI's SDK updates with POST.
+  app.post('/v1/conversations/:id', update);
+
+  app.delete('/v1/conversations/:id', async (request) => {
+    const { owner, conv } = await mine(request, deps);
+    await conversations.delete(owner, conv.id);
+    return { id: conv.id, object: 'conversation.deleted', deleted: true };
+  });
+
+  app.get('/v1/conversations/:id/items', async (request) => {
+    const { conv } = await mine(request, deps);
+    const limit = pageLimit(request.query);
+    const afterRaw = (request.query as { after?: string }).after;
+    const after = afterRaw === undefined ? undefined : Number(afterRaw);
+    if (after !== undefined && (!Number.isInteger(after) || after < 0)) {
+      throw new ApiError('invalid_request', 'after is the seq of the last item seen', { param: 'after' });
+    }
+    const rows = await conversations.items(conv.id, {
+      limit: limit + 1,
+      ...(after !== undefined ? { after } : {}),
+    });
+    const data = rows.slice(0, limit).map(itemView);
+    return {
+      object: 'list',
+      data,
+      first_id: data[0]?.id ?? null,
+      last_id: data.at(-1)?.id ?? null,
+      has_more: rows.length > limit,
+    };
+  });
+
+  app.post('/v1/conversations/:id/items', async (request) => {
+    const { conv } = await mine(request, deps);
+    const body = validate(addItemsSchema, request.body ?? {});
+    const items = await conversations.append(
+      conv.id,
+      body.items.map((i) => ({ ...i, redemptionId: null, usage: null })),
+    );
+    return { object: 'list', data: items.map(itemView) };
+  });
+
+  app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+    scope.post('/v1/conversations/:id/messages', async (request: FastifyRequest, reply: FastifyReply) => {
+      const { conv } = await mine(request, deps);
+      const turn = validate(turnSchema, parseJsonBody(rawBody(request)));
+      return conversationTurn(request, reply, deps, conv, turn);
+    });
+  });
+}

@@ -1,0 +1,119 @@
+/**
+ * Inference routes (SPEC §4.1, DESIGN §4.10): GET /v1/models and /v1/pricing (public),
+ * POST /v1/chat/completions and /v1/embeddings (x402 scheme `exact`). The paid routes
+ * read the body as raw bytes: the bytes hashed into requestHash are the bytes parsed.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.ts';
+import { sendError } from '../errors.ts';
+import { capForBudget, countChatPrompt, planChat, upstreamChatBody } from '../inference/chat-plan.ts';
+import { parseChatRequest, parseJsonBody, validate } from '../inference/chat-request.ts';
+import {
+  answerGateOutcome,
+  keepLeaseAlive,
+  sendPaidJson,
+  sendRejected,
+  sendUpstreamFailure,
+} from '../inference/deliver.ts';
+import { embeddingsRequestSchema, planEmbeddings } from '../inference/embeddings-request.ts';
+import { abortOnClientClose, gate, modelFor, rawBody, runChat } from '../inference/paid-call.ts';
+import { inferenceQuote } from '../inference/quote.ts';
+import type { Json } from '../inference/upstreams/upstream.ts';
+import { modelsList, pricingTable } from '../inference/views.ts';
+
+export function inferenceRoutes(app: FastifyInstance, deps: Deps): void {
+  app.get('/v1/models', async () => modelsList(deps.inference.catalogue));
+  app.get('/v1/models/:id', async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const model = modelsList(deps.inference.catalogue).data.find((m) => m.id === id);
+    return (
+      model ??
+      sendError(reply, 'model_not_found', `the model ${JSON.stringify(id.slice(0, 256))} does not exist`)
+    );
+  });
+  app.get('/v1/pricing', async () => pricingTable(deps.inference.catalogue, deps.config));
+
+  app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+    scope.post('/v1/chat/completions', (req, reply) => chatCompletions(req, reply, deps));
+    scope.post('/v1/embeddings', (req, reply) => embeddings(req, reply, deps));
+  });
+}
+
+async function chatCompletions(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: Deps,
+): Promise<FastifyReply> {
+  const req = parseChatRequest(rawBody(request));
+  const model = modelFor(deps, req.model, 'chat');
+  const tok = await deps.inference.tokenizer(model);
+  const plan = planChat(model, req, countChatPrompt(tok, req.messages, req));
+  const quote = inferenceQuote(
+    {
+      subject: `inf:chat:${model.id}`,
+      resource: 'POST /v1/chat/completions',
+      description: `${model.id}: ${plan.promptTokens} prompt tokens + up to ${plan.maxTokens * plan.choices} completion tokens`,
+      price: plan.price,
+      pricingSourceVersion: model.pricingSourceVersion,
+    },
+    deps.config,
+    deps.verifiers,
+  );
+  const outcome = await gate(request, deps, quote);
+  const answered = answerGateOutcome(reply, outcome);
+  if (answered) return answered;
+  const lease = outcome.kind === 'paid' ? outcome.lease : null;
+  // Same body and catalogue as quoted give the plan's own cap; the paid price bounds it regardless.
+  const maxTokens = lease ? capForBudget(model, plan, lease.claims.price) : plan.maxTokens;
+  if (maxTokens < 1) {
+    if (lease) await lease.release();
+    return sendError(reply, 'conflict', 'the price paid no longer covers this request', {
+      reason: 'quote_outdated',
+    });
+  }
+  return runChat({
+    reply,
+    deps,
+    lease,
+    model,
+    upstream: await deps.inference.chat(model),
+    body: upstreamChatBody(model, req, maxTokens),
+    stream: req.stream === true,
+    tok,
+    promptTokens: plan.promptTokens,
+  });
+}
+
+async function embeddings(request: FastifyRequest, reply: FastifyReply, deps: Deps): Promise<FastifyReply> {
+  const req = validate(embeddingsRequestSchema, parseJsonBody(rawBody(request)));
+  const model = modelFor(deps, req.model, 'embeddings');
+  const tok = await deps.inference.tokenizer(model);
+  const plan = planEmbeddings(model, tok, req);
+  const quote = inferenceQuote(
+    {
+      subject: `inf:embeddings:${model.id}`,
+      resource: 'POST /v1/embeddings',
+      description: `${model.id}: ${plan.inputTokens} input tokens`,
+      price: plan.price,
+      pricingSourceVersion: model.pricingSourceVersion,
+    },
+    deps.config,
+    deps.verifiers,
+  );
+  const outcome = await gate(request, deps, quote);
+  const answered = answerGateOutcome(reply, outcome);
+  if (answered) return answered;
+  const lease = outcome.kind === 'paid' ? outcome.lease : null;
+  const upstream = await deps.inference.embeddings(model);
+  const upstreamModel = model.upstream.type === 'openai' ? (model.upstream.model ?? model.id) : model.id;
+  const abort = abortOnClientClose(reply);
+  const stop = keepLeaseAlive(lease);
+  const r = await upstream.embed({ ...req, model: upstreamModel }, abort.signal).finally(stop);
+  if (!r.ok)
+    return r.kind === 'rejected' ? sendRejected(reply, lease, r) : sendUpstreamFailure(reply, lease, r);
+  const body: Json = { ...r.value, model: model.id };
+  if (!body.usage) body.usage = { prompt_tokens: plan.inputTokens, total_tokens: plan.inputTokens };
+  return sendPaidJson(reply, lease, 200, body);
+}

@@ -1,0 +1,263 @@
+/**
+ * Delivering a paid inference call and settling its payment (DESIGN §4.5): a JSON
+ * answer is stored for replay (lease.complete) before it is sent; an SSE stream is
+ * stored and completed only once the upstream finished it with `[DONE]`. Anything
+ * that fails before the answer is whole gives the payment back (lease.release) so
+ * the same X-PAYMENT can be sent again.
+ */
+import { decodePaymentReceipt, encodePaymentReceipt } from '@tollgate/protocol';
+import type { FastifyReply } from 'fastify';
+import { sendError } from '../errors.ts';
+import { NOT_RETAINED } from '../marketplace/deliver.ts';
+import type { GateOutcome, PaidLease } from '../payments/gate.ts';
+import type { StoredResponse } from '../store/store.ts';
+import { sseEvent } from './upstreams/sse.ts';
+import { type Json, UpstreamCut, type UpstreamFailure, type UpstreamRejected } from './upstreams/upstream.ts';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const RENEW_EVERY_MS = 10_000;
+
+/**
+ * Answers the outcomes that end the request at the gate (402, errors, replays).
+ * Returns null for `free` and `paid`, which the caller serves.
+ */
+export function answerGateOutcome(reply: FastifyReply, outcome: GateOutcome): FastifyReply | null {
+  switch (outcome.kind) {
+    case 'challenge':
+      return reply
+        .code(402)
+        .header('cache-control', 'no-store')
+        .send({ ...outcome.requirement, requestId: reply.request.id });
+    case 'error':
+      return sendError(reply, outcome.code, outcome.message, outcome.extra, outcome.headers);
+    case 'replay': {
+      const { response } = outcome;
+      if (response.headers[NOT_RETAINED]) {
+        return sendError(
+          reply,
+          'conflict',
+          'this payment was already redeemed; its response was too large to keep',
+          {
+            reason: 'response_not_retained',
+          },
+        );
+      }
+      reply.code(response.status).headers(response.headers);
+      reply.header('x-payment-response', outcome.receiptHeader).header('x-tollgate-replay', 'true');
+      return reply.send(Buffer.from(response.body));
+    }
+    case 'free':
+    case 'paid':
+      return null;
+  }
+}
+
+/** The receipt of a payment that was verified but not delivered (success: false, retryable). */
+function failedReceipt(lease: PaidLease): string {
+  return encodePaymentReceipt({ ...decodePaymentReceipt(lease.receiptHeader), success: false });
+}
+
+/** Keeps a lease alive while a slow upstream works; returns the stopper. */
+export function keepLeaseAlive(lease: PaidLease | null): () => void {
+  if (!lease) return () => {};
+  const t = setInterval(() => void lease.renew().catch(() => {}), RENEW_EVERY_MS);
+  t.unref();
+  return () => clearInterval(t);
+}
+
+/** An upstream that failed before answering: give the payment back and say it is retryable. */
+export async function sendUpstreamFailure(
+  reply: FastifyReply,
+  lease: PaidLease | null,
+  f: UpstreamFailure,
+): Promise<FastifyReply> {
+  if (lease) await lease.release();
+  const timeout = f.error === 'upstream_timeout';
+  return sendError(
+    reply,
+    f.error,
+    `${timeout ? 'the model did not answer in time' : 'the model upstream failed'}${lease ? '; retry with the same X-PAYMENT' : ''}`,
+    {
+      retryable: lease !== null,
+      reason: f.reason,
+      ...(f.status !== undefined ? { upstreamStatus: f.status } : {}),
+    },
+    lease ? { 'x-payment-response': failedReceipt(lease), 'retry-after': '1' } : {},
+  );
+}
+
+/** Stores a JSON answer for replays (when paid), then sends it with the receipt. */
+export async function sendPaidJson(
+  reply: FastifyReply,
+  lease: PaidLease | null,
+  status: number,
+  body: Json,
+): Promise<FastifyReply> {
+  const bytes = Buffer.from(JSON.stringify(body));
+  const headers = { 'content-type': JSON_TYPE };
+  if (lease) {
+    const stored: StoredResponse = { status, headers, body: bytes };
+    await lease.complete(stored);
+    reply.header('x-payment-response', lease.receiptHeader);
+  }
+  return reply.code(status).headers(headers).send(bytes);
+}
+
+/** The upstream refused the request itself: that answer is what was paid for. */
+export function sendRejected(
+  reply: FastifyReply,
+  lease: PaidLease | null,
+  r: UpstreamRejected,
+): Promise<FastifyReply> {
+  return sendPaidJson(reply, lease, r.status, r.body);
+}
+
+export interface StreamSummary {
+  /** Content of choice 0, concatenated. */
+  content: string;
+  /** The upstream's usage chunk, if it sent one. */
+  usage: Json | null;
+  finishReason: string | null;
+}
+
+export interface StreamOptions {
+  reply: FastifyReply;
+  lease: PaidLease | null;
+  chunks: AsyncIterable<Json>;
+  publicModel: string;
+  maxStoredBytes: number;
+  /** Aborts the upstream call; fired when the client goes away. */
+  abort: AbortController;
+  /** Usage to report when the upstream sent none (counted by the gateway). */
+  usageFallback(summary: StreamSummary): Json;
+}
+
+function trackChunk(chunk: Json, s: StreamSummary): void {
+  if (chunk.usage && typeof chunk.usage === 'object') s.usage = chunk.usage as Json;
+  const choices = Array.isArray(chunk.choices) ? (chunk.choices as Json[]) : [];
+  for (const c of choices) {
+    if (c.index !== undefined && c.index !== 0) continue;
+    const delta = c.delta as { content?: unknown } | undefined;
+    if (typeof delta?.content === 'string') s.content += delta.content;
+    if (typeof c.finish_reason === 'string') s.finishReason = c.finish_reason;
+  }
+}
+
+/**
+ * Streams chat chunks as SSE. Waits for the first chunk before sending headers, so a
+ * failure up to then is an ordinary retryable JSON error. A stream the upstream cuts
+ * later ends with an `error` event (no `[DONE]`) and the payment is given back.
+ */
+export async function streamChat(o: StreamOptions): Promise<FastifyReply> {
+  const { reply, lease } = o;
+  const it = o.chunks[Symbol.asyncIterator]();
+  const stopRenew = keepLeaseAlive(lease);
+  let next: IteratorResult<Json>;
+  try {
+    next = await it.next();
+  } catch (e) {
+    stopRenew();
+    return sendUpstreamFailure(reply, lease, {
+      ok: false,
+      kind: 'failed',
+      error: 'upstream_error',
+      reason: e instanceof UpstreamCut ? e.reason : 'stream_failed',
+    });
+  }
+
+  const raw = reply.raw;
+  reply.hijack();
+  raw.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'x-accel-buffering': 'no',
+    ...(lease ? { 'x-payment-response': lease.receiptHeader } : {}),
+  });
+  const kept: string[] = [];
+  let keptBytes = 0;
+  const write = async (text: string): Promise<boolean> => {
+    keptBytes += Buffer.byteLength(text);
+    if (keptBytes <= o.maxStoredBytes) kept.push(text);
+    if (raw.destroyed) return false;
+    if (!raw.write(text)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          raw.off('drain', done);
+          raw.off('close', done);
+          resolve();
+        };
+        raw.once('drain', done);
+        raw.once('close', done);
+      });
+    }
+    return !raw.destroyed;
+  };
+
+  const summary: StreamSummary = { content: '', usage: null, finishReason: null };
+  let cut: string | null = null;
+  let clientGone = false;
+  try {
+    while (!next.done) {
+      const chunk = { ...next.value, model: o.publicModel };
+      trackChunk(chunk, summary);
+      if (!(await write(sseEvent(JSON.stringify(chunk))))) {
+        clientGone = true;
+        break;
+      }
+      next = await it.next();
+    }
+  } catch (e) {
+    cut = e instanceof UpstreamCut ? e.reason : 'stream_failed';
+  }
+  stopRenew();
+
+  if (clientGone) {
+    o.abort.abort();
+    await it.return?.().catch(() => undefined);
+    if (lease) await lease.release();
+    return reply;
+  }
+  if (cut !== null) {
+    const error = {
+      message: `the model upstream cut the stream (${cut})${lease ? '; retry with the same X-PAYMENT' : ''}`,
+      type: 'upstream_error',
+      code: 'upstream_error',
+      retryable: lease !== null,
+    };
+    await write(sseEvent(JSON.stringify({ error })));
+    if (lease) await lease.release();
+    raw.end();
+    return reply;
+  }
+  if (!summary.usage) {
+    const usage = o.usageFallback(summary);
+    summary.usage = usage;
+    await write(
+      sseEvent(
+        JSON.stringify({
+          id: 'usage',
+          object: 'chat.completion.chunk',
+          created: Math.floor(Date.now() / 1000),
+          model: o.publicModel,
+          choices: [],
+          usage,
+        }),
+      ),
+    );
+  }
+  await write(sseEvent('[DONE]'));
+  if (lease) {
+    const headers: Record<string, string> = {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+    };
+    const stored: StoredResponse =
+      keptBytes > o.maxStoredBytes
+        ? { status: 200, headers: { ...headers, [NOT_RETAINED]: '1' }, body: new Uint8Array() }
+        : { status: 200, headers, body: Buffer.from(kept.join('')) };
+    await lease.complete(stored);
+  }
+  raw.end();
+  return reply;
+}

@@ -1,0 +1,120 @@
+/**
+ * The steps every paid inference route shares: hash the raw body, run the payment
+ * gate with the route's quote, and run a chat call (JSON or SSE) to its end.
+ */
+import { EMPTY_BODY_SHA256, sha256Hex } from '@tollgate/protocol';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.ts';
+import { ApiError } from '../errors.ts';
+import type { GateOutcome, PaidLease } from '../payments/gate.ts';
+import type { Quote } from '../payments/requirement.ts';
+import type { ModelEntry } from './catalogue.ts';
+import { keepLeaseAlive, sendPaidJson, sendRejected, sendUpstreamFailure, streamChat } from './deliver.ts';
+import type { Tokenizer } from './tokenizer.ts';
+import type { ChatUpstream, Json } from './upstreams/upstream.ts';
+
+/** The body as received (the route scope parses every content type as raw bytes). */
+export function rawBody(request: FastifyRequest): Buffer | null {
+  return Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : null;
+}
+
+/** Runs the shared payment gate for this request against `quote`. */
+export async function gate(request: FastifyRequest, deps: Deps, quote: Quote): Promise<GateOutcome> {
+  if (quote.options.length === 0 && quote.price + quote.fee > 0n) {
+    throw new ApiError(
+      'endpoint_unavailable',
+      'no chain can take payments right now',
+      { reason: 'no_payment_rail' },
+      { 'retry-after': '30' },
+    );
+  }
+  const raw = rawBody(request);
+  const facts = {
+    method: request.method,
+    pathWithQuery: request.url,
+    bodySha256: raw ? sha256Hex(raw) : EMPTY_BODY_SHA256,
+  };
+  const header = request.headers['x-payment'];
+  return deps.gate.process(Array.isArray(header) ? header[0] : header, facts, quote);
+}
+
+/** The catalogue entry for a request's model, or a 404 `model_not_found` / 400 for the wrong kind. */
+export function modelFor(deps: Deps, id: string, kind: ModelEntry['kind']): ModelEntry {
+  const model = deps.inference.catalogue.get(id);
+  if (!model)
+    throw new ApiError('model_not_found', `the model ${JSON.stringify(id.slice(0, 256))} does not exist`, {
+      param: 'model',
+    });
+  if (model.kind !== kind)
+    throw new ApiError('invalid_request', `${id} is an ${model.kind} model`, { param: 'model' });
+  return model;
+}
+
+/** An AbortController fired when the client goes away before the response is complete. */
+export function abortOnClientClose(reply: FastifyReply): AbortController {
+  const abort = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) abort.abort();
+  });
+  return abort;
+}
+
+/** Usage counted by the gateway, for upstreams that report none. */
+export function countedUsage(tok: Tokenizer, promptTokens: number, completionTexts: readonly string[]): Json {
+  const completion = completionTexts.reduce((s, t) => s + tok.count(t), 0);
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completion,
+    total_tokens: promptTokens + completion,
+  };
+}
+
+export function choiceTexts(completion: Json): string[] {
+  const choices = Array.isArray(completion.choices) ? (completion.choices as Json[]) : [];
+  return choices.map((c) => {
+    const content = (c.message as { content?: unknown } | undefined)?.content;
+    return typeof content === 'string' ? content : '';
+  });
+}
+
+export interface ChatCall {
+  reply: FastifyReply;
+  deps: Deps;
+  lease: PaidLease | null;
+  model: ModelEntry;
+  upstream: ChatUpstream;
+  body: Json;
+  stream: boolean;
+  tok: Tokenizer;
+  promptTokens: number;
+}
+
+/** Calls the chat upstream and delivers the answer, settling the payment either way. */
+export async function runChat(c: ChatCall): Promise<FastifyReply> {
+  const abort = abortOnClientClose(c.reply);
+  if (c.stream) {
+    const r = await c.upstream.stream(c.body, abort.signal);
+    if (!r.ok)
+      return r.kind === 'rejected'
+        ? sendRejected(c.reply, c.lease, r)
+        : sendUpstreamFailure(c.reply, c.lease, r);
+    return streamChat({
+      reply: c.reply,
+      lease: c.lease,
+      chunks: r.value,
+      publicModel: c.model.id,
+      maxStoredBytes: c.deps.config.maxResponseBytes,
+      abort,
+      usageFallback: (s) => countedUsage(c.tok, c.promptTokens, [s.content]),
+    });
+  }
+  const stop = keepLeaseAlive(c.lease);
+  const r = await c.upstream.complete(c.body, abort.signal).finally(stop);
+  if (!r.ok)
+    return r.kind === 'rejected'
+      ? sendRejected(c.reply, c.lease, r)
+      : sendUpstreamFailure(c.reply, c.lease, r);
+  const completion: Json = { ...r.value, model: c.model.id };
+  if (!completion.usage) completion.usage = countedUsage(c.tok, c.promptTokens, choiceTexts(completion));
+  return sendPaidJson(c.reply, c.lease, 200, completion);
+}
