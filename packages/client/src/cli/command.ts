@@ -26,6 +26,8 @@ export interface CliCommand {
   /** Extra help text (examples, notes). */
   details?: string;
   options: ParseArgsOptionsConfig;
+  /** Whether the command takes positional arguments (e.g. a URL). */
+  positionals?: boolean;
   run(io: CliIo, values: ParsedValues, positionals: string[]): Promise<void>;
 }
 

@@ -66,7 +66,7 @@ export async function runCli(
       args: rest,
       options: { ...COMMON_OPTIONS, ...command.options },
       strict: true,
-      allowPositionals: false,
+      allowPositionals: command.positionals === true,
     });
   } catch (e) {
     io.err(`tollgate ${command.name}: ${(e as Error).message}\n\n${commandHelp(command)}`);

@@ -65,7 +65,10 @@ async function buyOnce(
   io.out(`  3. retried with X-PAYMENT → HTTP ${res.status}`);
   io.out(`  4. response: ${await res.text()}`);
   const receipt = res.headers.get('x-payment-response');
-  if (receipt) io.out(`  5. receipt: ${JSON.stringify(decodePaymentReceipt(receipt))}`);
+  if (receipt) {
+    const r = decodePaymentReceipt(receipt);
+    io.out(`  5. receipt (X-PAYMENT-RESPONSE): success=${r.success} chain=${r.chain} tx=${r.txHashOrDigest} payer=${r.payer}`);
+  }
   const paid = option as AcceptOption | null;
   for (const s of paid?.splits ?? []) {
     io.out(`  6. ${s.recipientType} ${s.payTo}: ${before[s.payTo] ?? '?'} → ${await balance(s.payTo)} USDC`);

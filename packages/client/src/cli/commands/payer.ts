@@ -133,6 +133,7 @@ const pay: CliCommand = {
     data: { type: 'string' },
     max: { type: 'string' },
   },
+  positionals: true,
   async run(io, values, positionals) {
     const url = positionals[0];
     if (!url) throw new UsageError('the URL to request is required');
