@@ -2,7 +2,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { ApiError } from '../errors.ts';
-import { directoryDetail, directorySummary, isListed, loadListing } from '../providers/directory.ts';
+import {
+  directoryDetail,
+  directorySummary,
+  isListed,
+  type Listing,
+  loadListing,
+} from '../providers/directory.ts';
 import { CATEGORY_PATTERN, invalid } from '../providers/rules.ts';
 import { useStrictValidation } from '../providers/strict-schema.ts';
 
@@ -65,9 +71,11 @@ export function directoryRoutes(app: FastifyInstance, deps: Deps): void {
           limit: limit + 1,
         });
         const page = projects.slice(0, limit);
-        const listings = await Promise.all(page.map((p) => loadListing(deps, p)));
+        const listings = await Promise.all(page.map((p) => loadListing(deps, p.slug)));
         return {
-          apis: listings.filter(isListed).map((l) => directorySummary(deps, l)),
+          apis: listings
+            .filter((l): l is Listing => l !== null && isListed(l))
+            .map((l) => directorySummary(deps, l)),
           nextCursor: projects.length > limit ? encodeCursor(page[page.length - 1]!.slug) : null,
         };
       },
@@ -75,8 +83,7 @@ export function directoryRoutes(app: FastifyInstance, deps: Deps): void {
 
     scope.get<{ Params: { slug: string } }>('/v1/directory/apis/:slug', async (request) => {
       const { slug } = request.params;
-      const project = SLUG.test(slug) ? await deps.store.projects.bySlug(slug) : null;
-      const listing = project ? await loadListing(deps, project) : null;
+      const listing = SLUG.test(slug) ? await loadListing(deps, slug) : null;
       if (!listing || !isListed(listing)) {
         throw new ApiError('not_found', `no listed API "${slug}"`, { reason: 'project_not_found' });
       }

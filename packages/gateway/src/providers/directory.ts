@@ -19,12 +19,18 @@ function payableRails(deps: Deps, rails: Rail[]): Rail[] {
     .sort((a, b) => a.chain.localeCompare(b.chain));
 }
 
-export async function loadListing(deps: Deps, project: Project): Promise<Listing> {
-  const [endpoints, rails] = await Promise.all([
-    deps.store.endpoints.list(project.id),
-    deps.store.rails.list(project.id),
-  ]);
-  return { project, endpoints, rails: payableRails(deps, rails) };
+/**
+ * A project's public listing, read through the catalogue cache the /p route uses,
+ * so a busy directory costs no more database round trips than paid traffic does.
+ */
+export async function loadListing(deps: Deps, slug: string): Promise<Listing | null> {
+  const entry = await deps.catalog.get(slug);
+  if (!entry) return null;
+  return {
+    project: entry.project,
+    endpoints: [...entry.endpoints.values()],
+    rails: payableRails(deps, entry.rails),
+  };
 }
 
 export function isListed(l: Listing): boolean {
