@@ -44,6 +44,7 @@ const envSchema = z.object({
   TOLLGATE_MAX_RESPONSE_BYTES: int(1024, 256 * 1024 * 1024).default(10 * 1024 * 1024),
   TOLLGATE_RESPONSE_RETENTION_HOURS: int(1, 24 * 30).default(24),
   TOLLGATE_MODELS_FILE: z.string().optional(),
+  TOLLGATE_RATE_LIMIT_PER_MIN: int(0, 1_000_000).default(0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -82,6 +83,8 @@ export interface Config {
   maxResponseBytes: number;
   responseRetentionHours: number;
   modelsFile: string | null;
+  /** Requests per minute per client IP; 0 = no limit. */
+  rateLimitPerMin: number;
   logLevel: string;
 }
 
@@ -172,6 +175,7 @@ export function loadConfig(env: EnvInput = process.env, argv: readonly string[] 
     maxResponseBytes: e.TOLLGATE_MAX_RESPONSE_BYTES,
     responseRetentionHours: e.TOLLGATE_RESPONSE_RETENTION_HOURS,
     modelsFile: e.TOLLGATE_MODELS_FILE ?? null,
+    rateLimitPerMin: e.TOLLGATE_RATE_LIMIT_PER_MIN,
     logLevel: e.LOG_LEVEL,
   };
   return Object.freeze(config);

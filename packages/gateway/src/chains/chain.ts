@@ -68,17 +68,19 @@ export type VerifyResult =
   | { status: 'pending'; reason: 'not_found' | 'not_final' }
   | { status: 'rejected'; reason: RejectReason };
 
-export type RejectReason =
-  | 'transaction_failed'
-  | 'payer_not_signer'
-  | 'payer_not_authority'
-  | 'memo_missing'
-  | 'memo_duplicated'
-  | 'amount_mismatch'
-  | 'wrong_asset'
-  | 'transaction_too_old'
-  | 'transaction_too_late'
-  | 'time_unknown';
+export const REJECT_REASONS = [
+  'transaction_failed',
+  'payer_not_signer',
+  'payer_not_authority',
+  'memo_missing',
+  'memo_duplicated',
+  'amount_mismatch',
+  'wrong_asset',
+  'transaction_too_old',
+  'transaction_too_late',
+  'time_unknown',
+] as const;
+export type RejectReason = (typeof REJECT_REASONS)[number];
 
 /** Infrastructure failure (RPC down, timeout, malformed node answer). Never a verdict on the payment. */
 export class ChainUnavailableError extends Error {

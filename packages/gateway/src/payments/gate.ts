@@ -12,7 +12,7 @@ import {
   type PaymentRequirement,
   ProtocolError,
 } from '@tollgate/protocol';
-import { type ChainId, ChainUnavailableError, type ChainVerifier } from '../chains/chain.ts';
+import { type ChainId, ChainUnavailableError, type ChainVerifier, type RejectReason } from '../chains/chain.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Redemption, Store, StoredResponse } from '../store/store.ts';
 import { issueRequirement, type Quote, quoteTotal, type RequestFacts, requestHashFor } from './requirement.ts';
@@ -53,11 +53,31 @@ export type GateOutcome =
   | { kind: 'replay'; response: StoredResponse; receiptHeader: string }
   | { kind: 'paid'; lease: PaidLease };
 
+/** Reasons the gate itself gives on a refused proof (the chain's own are REJECT_REASONS). */
+export const GATE_REJECT_REASONS = [
+  'requirement_malformed',
+  'requirement_forged',
+  'requirement_mismatch',
+  'proof_mismatch',
+  'unsupported_chain',
+  'request_mismatch',
+  'requirement_expired',
+  'transaction_already_used',
+  'nonce_already_used',
+  'payer_mismatch',
+] as const;
+type GateRejectReason = (typeof GATE_REJECT_REASONS)[number];
+
 export const PENDING_RETRY_AFTER_SEC = 2;
 export const UNAVAILABLE_RETRY_AFTER_SEC = 5;
 
 export function createPaymentGate(d: GateDeps) {
-  const challenge = (quote: Quote, req: RequestFacts, reason?: string, message?: string): GateOutcome => {
+  const challenge = (
+    quote: Quote,
+    req: RequestFacts,
+    reason?: GateRejectReason | RejectReason,
+    message?: string,
+  ): GateOutcome => {
     const { body } = issueRequirement(d.tokens, quote, req, d.now(), d.requirementTtlSec);
     return { kind: 'challenge', requirement: reason ? { ...body, reason, ...(message ? { message } : {}) } : body };
   };
@@ -89,7 +109,7 @@ export function createPaymentGate(d: GateDeps) {
     claims: RequirementClaims,
     proof: PaymentProof,
     option: QuotedOption,
-    reject: (reason: string, message: string) => GateOutcome,
+    reject: (reason: GateRejectReason, message: string) => GateOutcome,
   ): Promise<GateOutcome> {
     const result = await d.store.redemptions.claim({
       chain: proof.chain,
@@ -155,12 +175,14 @@ export function createPaymentGate(d: GateDeps) {
       let proof: PaymentProof;
       try {
         proof = decodePaymentProof(header);
+        // Sui addresses are hex: compare them in one case, as the chain reports them.
+        if (proof.chain === 'sui') proof = { ...proof, payer: proof.payer.toLowerCase() };
       } catch (e) {
         const message = e instanceof ProtocolError ? e.message : 'malformed X-PAYMENT header';
         return { kind: 'error', code: 'invalid_payment_header', message };
       }
 
-      const reject = (reason: string, message: string) => challenge(quote, req, reason, message);
+      const reject = (reason: GateRejectReason, message: string) => challenge(quote, req, reason, message);
       const token = d.tokens.verify(proof.paymentRequirementId);
       if (!token.ok) return challenge(quote, req, token.reason, 'the paymentRequirementId is not one this gateway issued');
       const claims = token.claims;

@@ -25,3 +25,12 @@ describe('docs/errors.md', () => {
     expect(rows.map((r) => r[0]!.replaceAll('`', '')).sort()).toEqual([...CLIENT_ERROR_CODES].sort());
   });
 });
+
+describe('docs/errors.md refusal reasons', () => {
+  it('lists exactly the reasons the gate and the chain verifiers give', async () => {
+    const { REJECT_REASONS } = await import('../../src/chains/chain.ts');
+    const { GATE_REJECT_REASONS } = await import('../../src/payments/gate.ts');
+    const documented = tableRows('## Reasons on a refused proof').map((r) => r[0]!.replaceAll('`', ''));
+    expect(documented.sort()).toEqual([...new Set([...REJECT_REASONS, ...GATE_REJECT_REASONS])].sort());
+  });
+});
