@@ -17,6 +17,7 @@ import { directoryRoutes } from './http/directory.ts';
 import { healthRoutes } from './http/health.ts';
 import { inferenceRoutes } from './http/inference.ts';
 import { marketplaceRoutes } from './http/marketplace.ts';
+import { rateLimit } from './http/rate-limit.ts';
 import { providerRoutes } from './http/provider.ts';
 import { sandboxRoutes } from './http/sandbox.ts';
 import { createInferenceRuntime } from './inference/runtime.ts';
@@ -69,6 +70,7 @@ export async function buildApp(
     deps.metrics.httpDuration.observe({ route }, reply.elapsedTime / 1000);
   });
 
+  rateLimit(app, deps);
   healthRoutes(app, deps);
   marketplaceRoutes(app, deps);
   authRoutes(app, deps);
