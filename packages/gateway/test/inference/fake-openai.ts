@@ -63,13 +63,11 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
           .writeHead(401, { 'content-type': 'application/json' })
           .end('{"error":{"message":"bad key"}}');
       if (mode === 'reject400') {
-        return void res
-          .writeHead(400, { 'content-type': 'application/json' })
-          .end(
-            JSON.stringify({
-              error: { message: 'stop sequence not supported', type: 'invalid_request_error', param: 'stop' },
-            }),
-          );
+        return void res.writeHead(400, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            error: { message: 'stop sequence not supported', type: 'invalid_request_error', param: 'stop' },
+          }),
+        );
       }
       if (path === '/embeddings') return embeddings(res, body);
       const max = Number(body.max_tokens ?? body.max_completion_tokens ?? 16);
