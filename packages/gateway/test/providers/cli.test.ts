@@ -11,6 +11,8 @@ import { decodeSuiPrivateKey } from '@mysten/sui/cryptography';
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519';
 import { getBase58Decoder } from '@solana/kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../../client/src/cli/commands/index.ts';
+import { runCli } from '../../../client/src/cli/run.ts';
 import { ADMIN_TOKEN, call, type ProviderApp, startProviderApp } from './harness.ts';
 
 const CLI = resolve(import.meta.dirname, '../../../client/src/cli.ts');
@@ -193,6 +195,13 @@ describe('tollgate CLI', () => {
       kind: 'owner',
       owner: { chain: 'solana', address: solAddress },
     });
+    // A token already revoked elsewhere still logs out cleanly.
+    const credPath = join(dir, 'config', 'credentials.json');
+    const solToken = JSON.parse(readFileSync(credPath, 'utf8')).gateways[h.baseUrl].accessToken;
+    expect((await call(h.app, 'POST', '/v1/auth/logout', { token: solToken })).status).toBe(204);
+    const out = await tollgate(['logout']);
+    expect(out.code).toBe(0);
+    expect(JSON.parse(readFileSync(credPath, 'utf8')).gateways[h.baseUrl]).toBeUndefined();
 
     const a = Ed25519Keypair.generate();
     const b = Ed25519Keypair.generate();
@@ -242,16 +251,24 @@ describe('tollgate CLI', () => {
     expect(JSON.parse(res.stdout).owner).toEqual({ chain: 'sui', address: owner });
   });
 
-  it('explains usage mistakes with exit code 2 and prints help for every command', async () => {
-    const missing = await tollgate(['login', '--chain', 'sui']);
+  it('explains usage mistakes with exit code 2', async () => {
+    const [missing, unknown, bogus, help] = await Promise.all([
+      tollgate(['login', '--chain', 'sui']),
+      tollgate(['projects', 'create', '--slug', 'x', '--bogus']),
+      tollgate(['frobnicate']),
+      tollgate(['--help']),
+    ]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--key is required');
-    const unknown = await tollgate(['projects', 'create', '--slug', 'x', '--bogus']);
     expect(unknown.code).toBe(2);
-    expect((await tollgate(['frobnicate'])).code).toBe(2);
-    const help = await tollgate(['--help']);
+    expect(bogus.code).toBe(2);
     expect(help.code).toBe(0);
-    const names = [
+    expect(help.stdout).toContain('usage: tollgate <command>');
+  });
+
+  it('has --help for every command in the table', async () => {
+    const names = COMMANDS.map((c) => c.name);
+    for (const required of [
       'login',
       'logout',
       'projects create',
@@ -260,12 +277,18 @@ describe('tollgate CLI', () => {
       'endpoints add',
       'endpoints list',
       'rails set',
-    ];
-    for (const name of names) expect(help.stdout).toContain(name);
-    const each = await Promise.all(names.map((n) => tollgate([...n.split(' '), '--help'])));
-    each.forEach((r, i) => {
-      expect(r.code).toBe(0);
-      expect(r.stdout).toContain(`usage: tollgate ${names[i]}`);
-    });
+    ]) {
+      expect(names).toContain(required);
+    }
+    for (const name of names) {
+      const out: string[] = [];
+      const code = await runCli([...name.split(' '), '--help'], {
+        env: {},
+        out: (t) => out.push(t),
+        err: (t) => out.push(t),
+      });
+      expect(code, name).toBe(0);
+      expect(out.join('\n')).toContain(`usage: tollgate ${name}`);
+    }
   });
 });

@@ -1,7 +1,7 @@
 /** `tollgate login`, `logout`, `whoami`: wallet sign-in against a gateway. */
 import { type CliCommand, optionalString, requireString, UsageError } from '../command.ts';
 import { normalizeGateway, readCredentials, resolveGateway, writeCredentials } from '../credentials.ts';
-import { gatewayClient } from '../http.ts';
+import { GatewayError, gatewayClient } from '../http.ts';
 import { loadSignInKey } from '../keys.ts';
 
 interface ChallengeAnswer {
@@ -80,6 +80,9 @@ const logout: CliCommand = {
         'POST',
         '/v1/auth/logout',
       );
+    } catch (e) {
+      // 401: the token had already expired or been revoked, which is what logout wants.
+      if (!(e instanceof GatewayError && e.status === 401)) throw e;
     } finally {
       // Forget the token even if the gateway is unreachable: it expires on its own.
       delete file.gateways[gateway];
