@@ -5,7 +5,10 @@
  */
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
+import { ApiError } from '../errors.ts';
 import type { PaidLease } from '../payments/gate.ts';
+import { readCapped } from '../proxy/forward.ts';
+import { classifyUpstreamError } from '../proxy/upstream-error.ts';
 import type { StoredResponse } from '../store/store.ts';
 
 /** Marks a stored response whose body was too large to keep for replays. */
@@ -25,11 +28,70 @@ export function streamAndSettle(
   lease: PaidLease | null,
   maxStoredBytes: number,
   onSettled?: (delivered: boolean) => void,
-): FastifyReply {
+): FastifyReply | Promise<FastifyReply> {
   if (!lease) {
     reply.code(status).headers(headers);
     return reply.send(body);
   }
+  const declared = Number(flattenHeaders(headers)['content-length'] ?? Number.NaN);
+  if (Number.isFinite(declared) && declared <= maxStoredBytes) {
+    return bufferCompleteSend(reply, status, headers, body, lease, maxStoredBytes, onSettled);
+  }
+  return streamThrough(reply, status, headers, body, lease, maxStoredBytes, onSettled);
+}
+
+/**
+ * A body of known, storable size is read whole, stored as delivered, then sent: a
+ * retry that arrives the moment the client has the bytes finds it delivered, and a
+ * client that loses the connection gets the same bytes by sending the proof again.
+ */
+async function bufferCompleteSend(
+  reply: FastifyReply,
+  status: number,
+  headers: Record<string, string | string[]>,
+  body: Readable,
+  lease: PaidLease,
+  maxStoredBytes: number,
+  onSettled?: (delivered: boolean) => void,
+): Promise<FastifyReply> {
+  let bytes: Buffer | 'too_large';
+  try {
+    bytes = await readCapped(body, maxStoredBytes);
+  } catch (err) {
+    await lease.release();
+    onSettled?.(false);
+    const { error, detail } = classifyUpstreamError(err);
+    throw new ApiError(
+      error === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error',
+      'the upstream failed while sending its answer; retry with the same X-PAYMENT',
+      { retryable: true, reason: detail },
+    );
+  }
+  if (bytes === 'too_large') {
+    await lease.release();
+    onSettled?.(false);
+    throw new ApiError('upstream_error', 'the upstream sent more than it declared', { retryable: true, reason: 'length_mismatch' });
+  }
+  await lease.complete({ status, headers: flattenHeaders(headers), body: bytes });
+  onSettled?.(true);
+  reply.code(status).headers(headers).header('x-payment-response', lease.receiptHeader);
+  return reply.send(bytes);
+}
+
+/**
+ * A body of unknown or large size is streamed while a copy (up to the cap) is kept;
+ * it counts as delivered when the upstream finished and the client was still there,
+ * and is given back for a retry if either side cut the stream.
+ */
+function streamThrough(
+  reply: FastifyReply,
+  status: number,
+  headers: Record<string, string | string[]>,
+  body: Readable,
+  lease: PaidLease,
+  maxStoredBytes: number,
+  onSettled?: (delivered: boolean) => void,
+): FastifyReply {
   const chunks: Buffer[] = [];
   let kept = 0;
   let tooLarge = false;
@@ -63,7 +125,9 @@ export function streamAndSettle(
     }
     onSettled?.(delivered);
   };
-  reply.raw.once('finish', () => void settle(true).catch(() => {}));
+  body.once('end', () => {
+    if (!reply.raw.destroyed) void settle(true).catch(() => {});
+  });
   reply.raw.once('close', () => void settle(reply.raw.writableFinished).catch(() => {}));
 
   reply.code(status).headers(headers).header('x-payment-response', lease.receiptHeader);

@@ -178,7 +178,8 @@ export function createForwarder(opts: ForwarderOptions): Forwarder {
         headers: opts.userAgent ? { 'user-agent': opts.userAgent } : {},
         signal: AbortSignal.timeout(timeoutMs),
       });
-      res.body.destroy();
+      // A HEAD answer has no body; dump() drains it without the AbortError destroy() emits.
+      await res.body.dump().catch(() => {});
       return res.statusCode < 500;
     } catch {
       return false;
