@@ -18,13 +18,14 @@ import {
 import { embeddingsRequestSchema, planEmbeddings } from '../inference/embeddings-request.ts';
 import { abortOnClientClose, gate, modelFor, rawBody, runChat } from '../inference/paid-call.ts';
 import { inferenceQuote } from '../inference/quote.ts';
-import type { Json } from '../inference/upstreams/upstream.ts';
+import { failed, type Json } from '../inference/upstreams/upstream.ts';
 import { modelsList, pricingTable } from '../inference/views.ts';
 
 export function inferenceRoutes(app: FastifyInstance, deps: Deps): void {
   app.get('/v1/models', async () => modelsList(deps.inference.catalogue));
-  app.get('/v1/models/:id', async (request, reply) => {
-    const { id } = request.params as { id: string };
+  // Wildcard: model ids may contain slashes (openai/gpt-4o).
+  app.get('/v1/models/*', async (request, reply) => {
+    const id = (request.params as { '*': string })['*'];
     const model = modelsList(deps.inference.catalogue).data.find((m) => m.id === id);
     return (
       model ??

@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildCatalogue, CatalogueError, SANDBOX_MODELS } from './catalogue.ts';
+import { buildCatalogue, CatalogueError, catalogueFor, SANDBOX_MODELS } from './catalogue.ts';
 
 const chat = {
   id: 'openai/gpt-4o-mini',
@@ -24,7 +27,7 @@ describe('model catalogue', () => {
       outputPerMillion: 600_000n,
       defaultMaxTokens: 1024,
       tokenizer: 'o200k_base',
-      ownedBy: 'openrouter.ai',
+      ownedBy: 'openai',
       upstream: { baseUrl: 'https://openrouter.ai/api/v1', maxTokensParam: 'max_tokens', timeoutMs: 120_000 },
     });
     expect(c.get('b')?.pricingSourceVersion).toBe('2026-10-01');
@@ -50,5 +53,16 @@ describe('model catalogue', () => {
       ['tollgate-dev-chat', 'chat', 'local-chat'],
       ['universal-sentence-encoder-lite', 'embeddings', 'local-embeddings'],
     ]);
+  });
+
+  it('keeps the dev chat stand-in out of production and offers no models there by default', () => {
+    expect(catalogueFor({ modelsFile: null, sandbox: false }).models).toEqual([]);
+    expect(catalogueFor({ modelsFile: null, sandbox: true }).get('tollgate-dev-chat')).toBeDefined();
+    const dir = mkdtempSync(join(tmpdir(), 'models-'));
+    const file = join(dir, 'models.json');
+    writeFileSync(file, JSON.stringify(SANDBOX_MODELS));
+    expect(() => catalogueFor({ modelsFile: file, sandbox: false })).toThrow(/development stand-in/);
+    expect(catalogueFor({ modelsFile: file, sandbox: true }).models).toHaveLength(2);
+    rmSync(dir, { recursive: true });
   });
 });

@@ -148,7 +148,8 @@ export function buildCatalogue(input: unknown, source = 'models file'): ModelCat
       inputPerMillion: perMillionAtomic(m.inputPrice),
       outputPerMillion: m.kind === 'chat' ? perMillionAtomic(m.outputPrice ?? '0') : 0n,
       pricingSourceVersion: date,
-      ownedBy: m.ownedBy ?? (upstream.type === 'openai' ? new URL(upstream.baseUrl).hostname : 'tollgate'),
+      // Never the upstream's host: that may be an internal address.
+      ownedBy: m.ownedBy ?? (m.id.includes('/') ? m.id.slice(0, m.id.indexOf('/')) : 'tollgate'),
       created: m.created ?? Math.floor(Date.parse(`${date}T00:00:00Z`) / 1000),
       description: m.description ?? '',
     });
@@ -204,6 +205,15 @@ export const SANDBOX_MODELS: ModelsFile = {
 
 /** The catalogue for a config: the models file if set, else the sandbox models in sandbox mode, else none. */
 export function catalogueFor(config: { modelsFile: string | null; sandbox: boolean }): ModelCatalogue {
-  if (config.modelsFile) return loadCatalogueFile(config.modelsFile);
-  return buildCatalogue(config.sandbox ? SANDBOX_MODELS : [], 'built-in catalogue');
+  const catalogue = config.modelsFile
+    ? loadCatalogueFile(config.modelsFile)
+    : buildCatalogue(config.sandbox ? SANDBOX_MODELS : [], 'built-in catalogue');
+  const standIn = catalogue.models.find((m) => m.upstream.type === 'local-chat');
+  if (standIn && !config.sandbox) {
+    // The dev chat model is not a language model: never sell it for real money.
+    throw new CatalogueError(
+      `invalid models file: ${standIn.id} uses local-chat, a development stand-in allowed only in sandbox mode`,
+    );
+  }
+  return catalogue;
 }

@@ -11,7 +11,7 @@ import type { Quote } from '../payments/requirement.ts';
 import type { ModelEntry } from './catalogue.ts';
 import { keepLeaseAlive, sendPaidJson, sendRejected, sendUpstreamFailure, streamChat } from './deliver.ts';
 import type { Tokenizer } from './tokenizer.ts';
-import type { ChatUpstream, Json } from './upstreams/upstream.ts';
+import { type ChatUpstream, failed, type Json } from './upstreams/upstream.ts';
 
 /** The body as received (the route scope parses every content type as raw bytes). */
 export function rawBody(request: FastifyRequest): Buffer | null {
@@ -93,7 +93,8 @@ export interface ChatCall {
 export async function runChat(c: ChatCall): Promise<FastifyReply> {
   const abort = abortOnClientClose(c.reply);
   if (c.stream) {
-    const r = await c.upstream.stream(c.body, abort.signal);
+    const stopWaiting = keepLeaseAlive(c.lease);
+    const r = await c.upstream.stream(c.body, abort.signal).finally(stopWaiting);
     if (!r.ok)
       return r.kind === 'rejected'
         ? sendRejected(c.reply, c.lease, r)
