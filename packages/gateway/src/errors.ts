@@ -43,7 +43,9 @@ export function sendError(
 function classify(err: FastifyError): { code: ErrorCode; message: string; extra?: Record<string, unknown> } {
   if (err.validation) {
     const first = err.validation[0];
-    const where = first?.instancePath || (first?.params as { missingProperty?: string } | undefined)?.missingProperty || '';
+    const params = (first?.params ?? {}) as { missingProperty?: string; additionalProperty?: string };
+    const field = params.additionalProperty ?? params.missingProperty;
+    const where = [first?.instancePath, field].filter(Boolean).join('/');
     return {
       code: 'invalid_request',
       message: `${err.validationContext ?? 'request'}${where ? ` ${where}` : ''}: ${first?.message ?? 'invalid'}`,
