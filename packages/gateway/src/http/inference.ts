@@ -114,6 +114,8 @@ async function embeddings(request: FastifyRequest, reply: FastifyReply, deps: De
   const r = await upstream.embed({ ...req, model: upstreamModel }, abort.signal).finally(stop);
   if (!r.ok)
     return r.kind === 'rejected' ? sendRejected(reply, lease, r) : sendUpstreamFailure(reply, lease, r);
+  if (!Array.isArray(r.value.data))
+    return sendUpstreamFailure(reply, lease, failed('upstream_error', 'bad_response'));
   const body: Json = { ...r.value, model: model.id };
   if (!body.usage) body.usage = { prompt_tokens: plan.inputTokens, total_tokens: plan.inputTokens };
   return sendPaidJson(reply, lease, 200, body);

@@ -115,6 +115,9 @@ export async function runChat(c: ChatCall): Promise<FastifyReply> {
     return r.kind === 'rejected'
       ? sendRejected(c.reply, c.lease, r)
       : sendUpstreamFailure(c.reply, c.lease, r);
+  if (!Array.isArray(r.value.choices)) {
+    return sendUpstreamFailure(c.reply, c.lease, failed('upstream_error', 'bad_response'));
+  }
   const completion: Json = { ...r.value, model: c.model.id };
   if (!completion.usage) completion.usage = countedUsage(c.tok, c.promptTokens, choiceTexts(completion));
   return sendPaidJson(c.reply, c.lease, 200, completion);

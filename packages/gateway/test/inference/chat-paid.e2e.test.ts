@@ -170,6 +170,24 @@ describe('POST /v1/chat/completions', () => {
     expect(h.fake.received.at(-1)?.body.max_tokens).toBe(20); // the model's documented default
   });
 
+  it('does not deliver a 200 that is not a completion, and keeps the proof usable', async () => {
+    const body = {
+      model: 'fake-chat',
+      messages: [{ role: 'user', content: 'garbage first' }],
+      max_tokens: 2,
+    };
+    const { requirement } = await challenge(url(), post(body));
+    const { header } = await payFor(payer, requirement);
+    h.fake.queue.push('no_choices');
+    const bad = await fetch(url(), withPayment(post(body), header));
+    expect(await bad.json()).toMatchObject({
+      error: 'upstream_error',
+      retryable: true,
+      reason: 'bad_response',
+    });
+    expect((await fetch(url(), withPayment(post(body), header))).status).toBe(200);
+  });
+
   it('streams SSE with usage in the final chunk, and replays the same stream', async () => {
     const body = {
       model: 'fake-chat',

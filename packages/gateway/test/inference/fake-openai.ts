@@ -15,7 +15,8 @@ export type FakeMode =
   | 'hang'
   | 'reject400'
   | 'no_usage'
-  | 'unauthorized';
+  | 'unauthorized'
+  | 'no_choices';
 
 export interface FakeRequest {
   path: string;
@@ -69,6 +70,8 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
           }),
         );
       }
+      if (mode === 'no_choices')
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"surprise":true}');
       if (path === '/embeddings') return embeddings(res, body);
       const max = Number(body.max_tokens ?? body.max_completion_tokens ?? 16);
       const words = fake.words.slice(0, max);
