@@ -11,9 +11,9 @@ import {
   encodePaymentProof,
   formatAmount,
   type PaymentRequirement,
+  ProtocolError,
   parseAmount,
   parsePaymentRequirement,
-  ProtocolError,
 } from '@tollgate/protocol';
 import type { PaymentWallet } from './wallets/wallet.ts';
 
@@ -68,7 +68,13 @@ export function payFetch(fetchImpl: FetchLike, opts: PayFetchOptions): PayFetch 
     const send = (extra: Record<string, string>) => {
       const headers = new Headers(request.headers);
       for (const [k, v] of Object.entries(extra)) headers.set(k, v);
-      return fetchImpl(request.url, { method: request.method, headers, body, redirect: 'manual', signal: init.signal ?? null });
+      return fetchImpl(request.url, {
+        method: request.method,
+        headers,
+        body,
+        redirect: 'manual',
+        signal: init.signal ?? null,
+      });
     };
 
     const first = await send({});
@@ -84,17 +90,25 @@ export function payFetch(fetchImpl: FetchLike, opts: PayFetchOptions): PayFetch 
     const { wallet, option } = choose(requirement, opts.wallets);
     const total = checkOption(option);
     if (maxPerRequest !== null && total > maxPerRequest) {
-      throw new ProtocolError('payment_limit_exceeded', `price ${option.totalAmount} USDC exceeds the per-request limit ${opts.maxPerRequest}`);
+      throw new ProtocolError(
+        'payment_limit_exceeded',
+        `price ${option.totalAmount} USDC exceeds the per-request limit ${opts.maxPerRequest}`,
+      );
     }
     if (maxPerSession !== null && spent + total > maxPerSession) {
-      throw new ProtocolError('payment_limit_exceeded', `paying ${option.totalAmount} USDC would exceed the session limit ${opts.maxPerSession}`);
+      throw new ProtocolError(
+        'payment_limit_exceeded',
+        `paying ${option.totalAmount} USDC would exceed the session limit ${opts.maxPerSession}`,
+      );
     }
 
     emit({ type: 'paying', option, wallet: wallet.address });
     const txHashOrDigest = await wallet.pay(option, init.signal ? { signal: init.signal } : {});
     spent += total;
     emit({ type: 'paid', txHashOrDigest, option });
-    const header = encodePaymentProof(buildPaymentProof(requirement, option, { payer: wallet.address, txHashOrDigest }));
+    const header = encodePaymentProof(
+      buildPaymentProof(requirement, option, { payer: wallet.address, txHashOrDigest }),
+    );
 
     let response = await send({ 'x-payment': header });
     for (let attempt = 1; attempt <= maxRetries; attempt++) {
@@ -113,13 +127,19 @@ export function payFetch(fetchImpl: FetchLike, opts: PayFetchOptions): PayFetch 
   return pay as PayFetch;
 }
 
-function choose(requirement: PaymentRequirement, wallets: PaymentWallet[]): { wallet: PaymentWallet; option: AcceptOption } {
+function choose(
+  requirement: PaymentRequirement,
+  wallets: PaymentWallet[],
+): { wallet: PaymentWallet; option: AcceptOption } {
   for (const wallet of wallets) {
     const option = requirement.accepts.find((a) => a.chain === wallet.chain);
     if (option) return { wallet, option };
   }
   const offered = requirement.accepts.map((a) => a.chain).join(', ') || 'none';
-  throw new ProtocolError('unsupported_chain', `none of the wallets' chains is accepted (offered: ${offered})`);
+  throw new ProtocolError(
+    'unsupported_chain',
+    `none of the wallets' chains is accepted (offered: ${offered})`,
+  );
 }
 
 /** The total of an option, after checking it adds up: never trust a total the splits don't make. */
@@ -127,7 +147,10 @@ function checkOption(option: AcceptOption): bigint {
   const total = parseAmount(option.totalAmount, option.decimals);
   const sum = option.splits.reduce((acc, s) => acc + parseAmount(s.amount, option.decimals), 0n);
   if (sum !== total) {
-    throw new ProtocolError('invalid_requirement', `splits add up to ${formatAmount(sum, option.decimals)}, not ${option.totalAmount}`);
+    throw new ProtocolError(
+      'invalid_requirement',
+      `splits add up to ${formatAmount(sum, option.decimals)}, not ${option.totalAmount}`,
+    );
   }
   return total;
 }

@@ -30,7 +30,10 @@ const envSchema = z.object({
     .regex(/^0x[0-9a-fA-F]{64}$/, 'a 0x-prefixed 32-byte Sui address')
     .transform((a) => a.toLowerCase())
     .optional(),
-  PLATFORM_SOLANA_ADDRESS: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'a base58 Solana address').optional(),
+  PLATFORM_SOLANA_ADDRESS: z
+    .string()
+    .regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'a base58 Solana address')
+    .optional(),
   PLATFORM_FEE_BPS: int(0, 10_000).default(100),
   PLATFORM_FEE_MIN: z.string().default('0.001'),
   TOLLGATE_ALLOW_PRIVATE_ORIGINS: bool.optional(),
@@ -112,7 +115,10 @@ function readConfigFile(argv: readonly string[]): EnvInput {
 }
 
 /** Parses configuration. Environment variables override the config file. */
-export function loadConfig(env: EnvInput = process.env, argv: readonly string[] = process.argv.slice(2)): Readonly<Config> {
+export function loadConfig(
+  env: EnvInput = process.env,
+  argv: readonly string[] = process.argv.slice(2),
+): Readonly<Config> {
   const fromFile = readConfigFile(argv);
   const merged: EnvInput = { ...fromFile };
   for (const key of Object.keys(envSchema.shape)) {
@@ -138,9 +144,12 @@ export function loadConfig(env: EnvInput = process.env, argv: readonly string[] 
     if (!e.TOLLGATE_SECRET) problems.push('TOLLGATE_SECRET: required outside sandbox mode');
     if (!e.DATABASE_URL) problems.push('DATABASE_URL: required outside sandbox mode');
     if (!e.PUBLIC_BASE_URL) problems.push('PUBLIC_BASE_URL: required outside sandbox mode');
-    if (!e.SOLANA_RPC_URL && !e.SUI_RPC_URL) problems.push('SOLANA_RPC_URL or SUI_RPC_URL: at least one chain is required');
-    if (e.SOLANA_RPC_URL && !e.PLATFORM_SOLANA_ADDRESS) problems.push('PLATFORM_SOLANA_ADDRESS: required with SOLANA_RPC_URL');
-    if (e.SUI_RPC_URL && !e.PLATFORM_SUI_ADDRESS) problems.push('PLATFORM_SUI_ADDRESS: required with SUI_RPC_URL');
+    if (!e.SOLANA_RPC_URL && !e.SUI_RPC_URL)
+      problems.push('SOLANA_RPC_URL or SUI_RPC_URL: at least one chain is required');
+    if (e.SOLANA_RPC_URL && !e.PLATFORM_SOLANA_ADDRESS)
+      problems.push('PLATFORM_SOLANA_ADDRESS: required with SOLANA_RPC_URL');
+    if (e.SUI_RPC_URL && !e.PLATFORM_SUI_ADDRESS)
+      problems.push('PLATFORM_SUI_ADDRESS: required with SUI_RPC_URL');
   }
   if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
 
@@ -148,7 +157,9 @@ export function loadConfig(env: EnvInput = process.env, argv: readonly string[] 
   const config: Config = {
     port: e.PORT,
     host: e.HOST,
-    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST}:${e.PORT}`).replace(/\/+$/, ''),
+    publicBaseUrl: (
+      e.PUBLIC_BASE_URL ?? `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST}:${e.PORT}`
+    ).replace(/\/+$/, ''),
     databaseUrl: e.DATABASE_URL ?? `sqlite:${resolve(dataDir, 'tollgate.db')}`,
     dataDir,
     secret: e.TOLLGATE_SECRET ?? null,

@@ -13,7 +13,12 @@ export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly extra: Record<string, unknown>;
   readonly headers: Record<string, string>;
-  constructor(code: ErrorCode, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    extra: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) {
     super(message);
     this.code = code;
     this.extra = extra;
@@ -24,7 +29,12 @@ export class ApiError extends Error {
   }
 }
 
-export function errorBody(code: ErrorCode, message: string, requestId: string, extra: Record<string, unknown> = {}) {
+export function errorBody(
+  code: ErrorCode,
+  message: string,
+  requestId: string,
+  extra: Record<string, unknown> = {},
+) {
   return { error: code, message, requestId, ...extra };
 }
 
@@ -62,7 +72,8 @@ function classify(err: FastifyError): { code: ErrorCode; message: string; extra?
     case 'FST_ERR_CTP_INVALID_TYPE':
       return { code: 'invalid_request', message: 'request body is not valid JSON' };
   }
-  if (err instanceof SyntaxError) return { code: 'invalid_request', message: 'request body is not valid JSON' };
+  if (err instanceof SyntaxError)
+    return { code: 'invalid_request', message: 'request body is not valid JSON' };
   const status = err.statusCode ?? 500;
   if (status === 413) return { code: 'body_too_large', message: 'request body is too large' };
   if (status === 415) return { code: 'unsupported_media_type', message: 'unsupported content type' };
@@ -80,5 +91,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     else request.log.info({ code, reason: err.message }, 'request rejected');
     return sendError(reply, code, message, extra);
   });
-  app.setNotFoundHandler((request, reply) => sendError(reply, 'not_found', `no route for ${request.method} ${request.url.split('?')[0]}`));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, 'not_found', `no route for ${request.method} ${request.url.split('?')[0]}`),
+  );
 }

@@ -46,8 +46,11 @@ export async function startSandboxMode(base: Readonly<Config>): Promise<SandboxM
   const dir = base.dataDir;
   const keys = join(dir, 'sandbox');
   mkdirSync(keys, { recursive: true });
-  const secret = base.secret ?? readOrCreate(join(dir, 'secret'), () => randomBytes(32).toString('base64url'));
-  const adminToken = base.adminToken ?? readOrCreate(join(dir, 'admin-token'), () => `tgadmin_${randomBytes(24).toString('base64url')}`);
+  const secret =
+    base.secret ?? readOrCreate(join(dir, 'secret'), () => randomBytes(32).toString('base64url'));
+  const adminToken =
+    base.adminToken ??
+    readOrCreate(join(dir, 'admin-token'), () => `tgadmin_${randomBytes(24).toString('base64url')}`);
   const platformSolana = loadOrCreateSolanaKey(join(keys, 'platform-solana.json'));
   const platformSui = loadOrCreateSuiKey(join(keys, 'platform-sui.key'));
   const providerSolana = loadOrCreateSolanaKey(join(keys, 'provider-solana.json'));
@@ -96,7 +99,12 @@ export async function startSandboxMode(base: Readonly<Config>): Promise<SandboxM
       if (!api) throw new Error('demo API vanished while seeding');
       const existing = await store.endpoints.list(project.id);
       const wanted = [
-        { method: 'GET', path: 'weather', price: '0.01', description: 'Weather forecast for a city (?city=Oslo)' },
+        {
+          method: 'GET',
+          path: 'weather',
+          price: '0.01',
+          description: 'Weather forecast for a city (?city=Oslo)',
+        },
         { method: 'POST', path: 'echo', price: '0.005', description: 'Echoes the JSON body back' },
         { method: 'GET', path: 'fortune', price: '0', description: 'A fortune; free, only the platform fee' },
       ];
@@ -115,8 +123,18 @@ export async function startSandboxMode(base: Readonly<Config>): Promise<SandboxM
           outputSchema: null,
         });
       }
-      await store.rails.upsert({ projectId: project.id, chain: 'solana', network: config.chainNetwork, providerRecipient: providerSolana.address });
-      await store.rails.upsert({ projectId: project.id, chain: 'sui', network: config.chainNetwork, providerRecipient: providerSui.address });
+      await store.rails.upsert({
+        projectId: project.id,
+        chain: 'solana',
+        network: config.chainNetwork,
+        providerRecipient: providerSolana.address,
+      });
+      await store.rails.upsert({
+        projectId: project.id,
+        chain: 'sui',
+        network: config.chainNetwork,
+        providerRecipient: providerSui.address,
+      });
       deps.catalog.invalidate(DEMO_SLUG);
     },
     banner(baseUrl) {

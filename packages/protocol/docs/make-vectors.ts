@@ -150,7 +150,9 @@ const cases: { name: string; input: RequestHashInput; body?: string }[] = [
       scheme: 'exact',
       method: 'POST',
       path: '/v1/chat/completions',
-      bodySha256: sha256Hex('{"model":"tollgate-dev-chat","messages":[{"role":"user","content":"hi"}],"max_tokens":64}'),
+      bodySha256: sha256Hex(
+        '{"model":"tollgate-dev-chat","messages":[{"role":"user","content":"hi"}],"max_tokens":64}',
+      ),
       price: '137',
       fee: '1000',
       accepts: [
@@ -174,5 +176,8 @@ const vectors = cases.map((c) => ({
   preimage: requestHashPreimage(c.input),
   requestHash: computeRequestHash(c.input),
 }));
-writeFileSync(new URL('./request-hash-vectors.json', import.meta.url), `${JSON.stringify(vectors, null, 2)}\n`);
+writeFileSync(
+  new URL('./request-hash-vectors.json', import.meta.url),
+  `${JSON.stringify(vectors, null, 2)}\n`,
+);
 console.log(`wrote ${vectors.length} vectors`);

@@ -51,6 +51,7 @@ describe('amounts', () => {
 
   it('parses only canonical atomic integer strings', () => {
     expect(parseAtomic('10000')).toBe(10_000n);
-    for (const bad of ['01', '-1', '1.0', '', 'abc', '1e5']) expect(() => parseAtomic(bad)).toThrow(ProtocolError);
+    for (const bad of ['01', '-1', '1.0', '', 'abc', '1e5'])
+      expect(() => parseAtomic(bad)).toThrow(ProtocolError);
   });
 });

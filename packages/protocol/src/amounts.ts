@@ -12,7 +12,11 @@ const MAX_INTEGER_DIGITS = 15;
 export function parseAmount(value: string, decimals: number): bigint {
   if (typeof value !== 'string') throw new ProtocolError('invalid_amount', 'amount must be a string');
   const m = DECIMAL.exec(value);
-  if (!m) throw new ProtocolError('invalid_amount', `not a plain decimal amount: ${JSON.stringify(value.slice(0, 40))}`);
+  if (!m)
+    throw new ProtocolError(
+      'invalid_amount',
+      `not a plain decimal amount: ${JSON.stringify(value.slice(0, 40))}`,
+    );
   const whole = m[1]!;
   const frac = m[2] ?? '';
   if (whole.length > MAX_INTEGER_DIGITS) throw new ProtocolError('invalid_amount', 'amount too large');

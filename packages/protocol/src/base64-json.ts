@@ -3,7 +3,7 @@
  * canonical standard or url-safe alphabet with correct padding, a size cap, and JSON
  * whose keys cannot touch prototypes. Every failure is a ProtocolError.
  */
-import { type ProtocolErrorCode, ProtocolError } from './errors.ts';
+import { ProtocolError, type ProtocolErrorCode } from './errors.ts';
 
 const STD = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const URL_SAFE = /^[A-Za-z0-9_-]*$/;

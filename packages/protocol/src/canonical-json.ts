@@ -3,7 +3,13 @@
  * objects with keys sorted by UTF-16 code units, no insignificant whitespace,
  * strings escaped as ECMAScript JSON.stringify does, numbers in ECMAScript form.
  */
-export type CanonicalValue = null | boolean | number | string | CanonicalValue[] | { [k: string]: CanonicalValue };
+export type CanonicalValue =
+  | null
+  | boolean
+  | number
+  | string
+  | CanonicalValue[]
+  | { [k: string]: CanonicalValue };
 
 export function canonicalJson(value: CanonicalValue): string {
   if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);

@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ProtocolError } from './errors.ts';
-import { buildPaymentProof, decodePaymentProof, decodePaymentReceipt, encodePaymentProof, encodePaymentReceipt, MAX_PROOF_BYTES } from './proof.ts';
+import {
+  buildPaymentProof,
+  decodePaymentProof,
+  decodePaymentReceipt,
+  encodePaymentProof,
+  encodePaymentReceipt,
+  MAX_PROOF_BYTES,
+} from './proof.ts';
 import { selectPaymentOption } from './select.ts';
 import type { PaymentProof, PaymentRequirement } from './types.ts';
 
@@ -83,8 +90,14 @@ describe('payment proof codec', () => {
     ['a missing field', Buffer.from(JSON.stringify({ ...proof, nonce: undefined })).toString('base64')],
     ['a wrong version', Buffer.from(JSON.stringify({ ...proof, x402Version: 2 })).toString('base64')],
     ['an unknown chain', Buffer.from(JSON.stringify({ ...proof, chain: 'eth' })).toString('base64')],
-    ['a non-base58 tx id', Buffer.from(JSON.stringify({ ...proof, txHashOrDigest: '0xdeadbeef' })).toString('base64')],
-    ['a __proto__ key', Buffer.from(`{"__proto__":{"polluted":1},${JSON.stringify(proof).slice(1)}`).toString('base64')],
+    [
+      'a non-base58 tx id',
+      Buffer.from(JSON.stringify({ ...proof, txHashOrDigest: '0xdeadbeef' })).toString('base64'),
+    ],
+    [
+      'a __proto__ key',
+      Buffer.from(`{"__proto__":{"polluted":1},${JSON.stringify(proof).slice(1)}`).toString('base64'),
+    ],
     ['an oversized header', 'A'.repeat(MAX_PROOF_BYTES * 2)],
     ['a number', 42],
     ['undefined', undefined],
@@ -132,14 +145,23 @@ describe('payment proof codec', () => {
   });
 
   it('round-trips a receipt', () => {
-    const receipt = { success: true, chain: 'sui' as const, network: 'mainnet', txHashOrDigest: 'D1g3st', payer: '0xabc', paymentRequirementId: 'id' };
+    const receipt = {
+      success: true,
+      chain: 'sui' as const,
+      network: 'mainnet',
+      txHashOrDigest: 'D1g3st',
+      payer: '0xabc',
+      paymentRequirementId: 'id',
+    };
     expect(decodePaymentReceipt(encodePaymentReceipt(receipt))).toEqual(receipt);
   });
 });
 
 describe('selectPaymentOption', () => {
   it('returns the option for the payer chain', () => {
-    expect(selectPaymentOption(requirement, 'solana').mint).toBe('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v');
+    expect(selectPaymentOption(requirement, 'solana').mint).toBe(
+      'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+    );
   });
 
   it('throws unsupported_chain when the chain is not offered', () => {

@@ -52,14 +52,22 @@ describe('computeRequestHash', () => {
     ['nonce', (i) => ({ ...i, nonce: `${i.nonce}x` })],
     ['expiry', (i) => ({ ...i, expiresAt: '2026-11-22T12:25:01.000Z' })],
     ['chain', (i) => ({ ...i, accepts: i.accepts.map((a, k) => (k === 0 ? { ...a, chain: 'solana' } : a)) })],
-    ['network', (i) => ({ ...i, accepts: i.accepts.map((a, k) => (k === 0 ? { ...a, network: 'localnet' } : a)) })],
+    [
+      'network',
+      (i) => ({ ...i, accepts: i.accepts.map((a, k) => (k === 0 ? { ...a, network: 'localnet' } : a)) }),
+    ],
     ['option order', (i) => ({ ...i, accepts: [...i.accepts].reverse() })],
     [
       'split recipient',
       (i) => ({
         ...i,
         accepts: i.accepts.map((a, k) =>
-          k === 1 ? { ...a, splits: a.splits.map((s, j) => (j === 0 ? { ...s, payTo: `${s.payTo.slice(0, -1)}X` } : s)) } : a,
+          k === 1
+            ? {
+                ...a,
+                splits: a.splits.map((s, j) => (j === 0 ? { ...s, payTo: `${s.payTo.slice(0, -1)}X` } : s)),
+              }
+            : a,
         ),
       }),
     ],
@@ -77,7 +85,12 @@ describe('computeRequestHash', () => {
       (i) => ({
         ...i,
         accepts: i.accepts.map((a, k) =>
-          k === 0 ? { ...a, splits: a.splits.map((s, j) => (j === 0 ? { ...s, recipientType: 'platform' as const } : s)) } : a,
+          k === 0
+            ? {
+                ...a,
+                splits: a.splits.map((s, j) => (j === 0 ? { ...s, recipientType: 'platform' as const } : s)),
+              }
+            : a,
         ),
       }),
     ],

@@ -49,7 +49,11 @@ export function requestHashPreimage(input: RequestHashInput): string {
       chain: a.chain,
       network: a.network,
       asset: a.asset,
-      splits: a.splits.map((s) => ({ recipientType: s.recipientType, payTo: s.payTo, amount: atomic(s.amount) })),
+      splits: a.splits.map((s) => ({
+        recipientType: s.recipientType,
+        payTo: s.payTo,
+        amount: atomic(s.amount),
+      })),
     })),
     nonce: input.nonce,
     expiresAt: input.expiresAt,

@@ -8,8 +8,14 @@ import type { AcceptOption, Chain, PaymentRequirement } from './types.ts';
  * @example
  * const option = selectPaymentOption(await res.json(), 'sui');
  */
-export function selectPaymentOption(requirement: PaymentRequirement, chain: Chain, network?: string): AcceptOption {
-  const option = requirement.accepts.find((a) => a.chain === chain && (network === undefined || a.network === network));
+export function selectPaymentOption(
+  requirement: PaymentRequirement,
+  chain: Chain,
+  network?: string,
+): AcceptOption {
+  const option = requirement.accepts.find(
+    (a) => a.chain === chain && (network === undefined || a.network === network),
+  );
   if (!option) {
     const offered = requirement.accepts.map((a) => `${a.chain}/${a.network}`).join(', ') || 'none';
     throw new ProtocolError('unsupported_chain', `chain ${chain} is not accepted here (offered: ${offered})`);
@@ -22,7 +28,10 @@ export function parsePaymentRequirement(body: unknown): PaymentRequirement {
   const parsed = paymentRequirementSchema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new ProtocolError('invalid_requirement', `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+    throw new ProtocolError(
+      'invalid_requirement',
+      `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+    );
   }
   return parsed.data as PaymentRequirement;
 }

@@ -20,7 +20,9 @@ function forecast(city: string) {
   return { city, forecast: FORECASTS[h % FORECASTS.length], temperatureC: (h % 35) - 5 };
 }
 
-export async function startDemoApi(opts: { port?: number; host?: string; apiKey?: string } = {}): Promise<DemoApi> {
+export async function startDemoApi(
+  opts: { port?: number; host?: string; apiKey?: string } = {},
+): Promise<DemoApi> {
   const seen: DemoApi['seen'] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -34,9 +36,11 @@ export async function startDemoApi(opts: { port?: number; host?: string; apiKey?
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(value));
       };
-      if (opts.apiKey && req.headers['x-api-key'] !== opts.apiKey) return json(401, { error: 'missing or wrong x-api-key' });
+      if (opts.apiKey && req.headers['x-api-key'] !== opts.apiKey)
+        return json(401, { error: 'missing or wrong x-api-key' });
       if (url.pathname === '/' || url.pathname === '/health') return json(200, { ok: true });
-      if (url.pathname === '/weather' && req.method === 'GET') return json(200, forecast(url.searchParams.get('city') ?? 'Oslo'));
+      if (url.pathname === '/weather' && req.method === 'GET')
+        return json(200, forecast(url.searchParams.get('city') ?? 'Oslo'));
       if (url.pathname === '/echo' && req.method === 'POST') {
         let parsed: unknown = body;
         try {
@@ -46,7 +50,8 @@ export async function startDemoApi(opts: { port?: number; host?: string; apiKey?
         }
         return json(200, { received: parsed, contentType: req.headers['content-type'] ?? null });
       }
-      if (url.pathname === '/fortune' && req.method === 'GET') return json(200, { fortune: 'A paid request is a kept promise.' });
+      if (url.pathname === '/fortune' && req.method === 'GET')
+        return json(200, { fortune: 'A paid request is a kept promise.' });
       return json(404, { error: 'not found' });
     });
   });

@@ -110,7 +110,11 @@ export interface TransactionSource {
   sameAsset(a: string, b: string): boolean;
 }
 
-export function decide(input: VerifyInput, tx: ObservedTransaction, sameAsset: (a: string, b: string) => boolean): VerifyResult {
+export function decide(
+  input: VerifyInput,
+  tx: ObservedTransaction,
+  sameAsset: (a: string, b: string) => boolean,
+): VerifyResult {
   if (!tx.final) return { status: 'pending', reason: 'not_final' };
   if (!tx.success) return { status: 'rejected', reason: 'transaction_failed' };
   if (!tx.signers.includes(input.payer)) return { status: 'rejected', reason: 'payer_not_signer' };
@@ -124,7 +128,8 @@ export function decide(input: VerifyInput, tx: ObservedTransaction, sameAsset: (
   if (inAsset.length === 0) {
     return { status: 'rejected', reason: tx.deltas.length > 0 ? 'wrong_asset' : 'amount_mismatch' };
   }
-  if (tx.assetAuthorities.some((a) => a !== input.payer)) return { status: 'rejected', reason: 'payer_not_authority' };
+  if (tx.assetAuthorities.some((a) => a !== input.payer))
+    return { status: 'rejected', reason: 'payer_not_authority' };
 
   // Several splits may name the same wallet (e.g. provider == platform): require the sum.
   const owed = new Map<string, bigint>();
@@ -139,8 +144,10 @@ export function decide(input: VerifyInput, tx: ObservedTransaction, sameAsset: (
   }
 
   if (tx.timeMs === null) return { status: 'rejected', reason: 'time_unknown' };
-  if (tx.timeMs < input.issuedAtMs - input.skewMs) return { status: 'rejected', reason: 'transaction_too_old' };
-  if (tx.timeMs > input.expiresAtMs + input.skewMs) return { status: 'rejected', reason: 'transaction_too_late' };
+  if (tx.timeMs < input.issuedAtMs - input.skewMs)
+    return { status: 'rejected', reason: 'transaction_too_old' };
+  if (tx.timeMs > input.expiresAtMs + input.skewMs)
+    return { status: 'rejected', reason: 'transaction_too_late' };
   return { status: 'verified', timeMs: tx.timeMs, legs };
 }
 

@@ -17,7 +17,9 @@ export function keyId(secret: string): string {
 }
 
 export function deriveKey(secret: string, purpose: KeyPurpose): DerivedKey {
-  const key = Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), `tollgate/${purpose}`, 32));
+  const key = Buffer.from(
+    hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), `tollgate/${purpose}`, 32),
+  );
   return { kid: keyId(secret), key };
 }
 

@@ -32,6 +32,8 @@ describe('secret box', () => {
   });
 
   it('derives different keys for different purposes', () => {
-    expect(deriveKey(A, 'origin-secrets/v1').key.equals(deriveKey(A, 'requirement-token/v1').key)).toBe(false);
+    expect(deriveKey(A, 'origin-secrets/v1').key.equals(deriveKey(A, 'requirement-token/v1').key)).toBe(
+      false,
+    );
   });
 });

@@ -23,11 +23,14 @@ export function createSecretBox(ring: DerivedKey[]): SecretBox {
     open(sealed) {
       const [v, kid, ivText, ctText] = sealed.split('.');
       const k = ring.find((r) => r.kid === kid);
-      if (v !== 'v1' || !k || !ivText || !ctText) throw new Error('sealed secret has an unknown format or key');
+      if (v !== 'v1' || !k || !ivText || !ctText)
+        throw new Error('sealed secret has an unknown format or key');
       const data = Buffer.from(ctText, 'base64url');
       const decipher = createDecipheriv('aes-256-gcm', k.key, Buffer.from(ivText, 'base64url'));
       decipher.setAuthTag(data.subarray(data.length - 16));
-      return Buffer.concat([decipher.update(data.subarray(0, data.length - 16)), decipher.final()]).toString('utf8');
+      return Buffer.concat([decipher.update(data.subarray(0, data.length - 16)), decipher.final()]).toString(
+        'utf8',
+      );
     },
   };
 }

@@ -3,7 +3,7 @@ import { createHealthMonitor } from './endpoint-health.ts';
 
 describe('endpoint health', () => {
   it('marks an endpoint unhealthy after consecutive failures and healthy after a success', () => {
-    let t = 0;
+    const t = 0;
     const h = createHealthMonitor({ failureThreshold: 3, cooldownMs: 10_000, now: () => t });
     h.recordFailure('e1');
     h.recordFailure('e1');
@@ -28,7 +28,14 @@ describe('endpoint health', () => {
 
   it('applies a failed probe to every endpoint of the origin at once', () => {
     const h = createHealthMonitor({ failureThreshold: 5, cooldownMs: 60_000, now: () => 0 });
-    const target = { apiId: 'a', baseUrl: 'http://x', endpoints: [{ id: 'e1', project: 'p' }, { id: 'e2', project: 'p' }] };
+    const target = {
+      apiId: 'a',
+      baseUrl: 'http://x',
+      endpoints: [
+        { id: 'e1', project: 'p' },
+        { id: 'e2', project: 'p' },
+      ],
+    };
     h.recordProbe(target, false);
     expect(h.isHealthy('e1')).toBe(false);
     expect(h.isHealthy('e2')).toBe(false);

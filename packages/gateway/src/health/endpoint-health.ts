@@ -76,7 +76,11 @@ export function createHealthMonitor(opts: HealthOptions) {
       }
     },
     /** Starts active probing; `targets` is read fresh each round, `probe` resolves to true when healthy. */
-    start(intervalMs: number, targets: () => Promise<ProbeTarget[]>, probe: (t: ProbeTarget) => Promise<boolean>): void {
+    start(
+      intervalMs: number,
+      targets: () => Promise<ProbeTarget[]>,
+      probe: (t: ProbeTarget) => Promise<boolean>,
+    ): void {
       if (intervalMs <= 0 || timer) return;
       const round = async () => {
         try {

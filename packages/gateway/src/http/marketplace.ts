@@ -21,32 +21,56 @@ export function marketplaceRoutes(app: FastifyInstance, deps: Deps): void {
     // Raw bytes for every content type: the bytes hashed are the bytes forwarded.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-    scope.route({ method: [...METHODS], url: '/p/:projectSlug', handler: (req, reply) => handle(req, reply, deps) });
-    scope.route({ method: [...METHODS], url: '/p/:projectSlug/*', handler: (req, reply) => handle(req, reply, deps) });
+    scope.route({
+      method: [...METHODS],
+      url: '/p/:projectSlug',
+      handler: (req, reply) => handle(req, reply, deps),
+    });
+    scope.route({
+      method: [...METHODS],
+      url: '/p/:projectSlug/*',
+      handler: (req, reply) => handle(req, reply, deps),
+    });
   });
 }
 
 async function handle(request: FastifyRequest, reply: FastifyReply, deps: Deps): Promise<FastifyReply> {
   const target = splitMarketplaceTarget(request.url);
-  if (!target.ok) return sendError(reply, 'invalid_path', 'the path is not allowed', { reason: target.reason });
+  if (!target.ok)
+    return sendError(reply, 'invalid_path', 'the path is not allowed', { reason: target.reason });
 
   const entry = await deps.catalog.get(target.slug);
   const endpoint = entry?.endpoints.get(endpointKey(request.method, target.path));
   if (!entry || !endpoint) {
-    return sendError(reply, 'endpoint_not_found', `no endpoint ${request.method} /${target.path} in project ${target.slug}`);
+    return sendError(
+      reply,
+      'endpoint_not_found',
+      `no endpoint ${request.method} /${target.path} in project ${target.slug}`,
+    );
   }
   const api = entry.apis.get(endpoint.apiId);
   if (!endpoint.enabled || !api || !deps.health.isHealthy(endpoint.id)) {
-    return sendError(reply, 'endpoint_unavailable', 'this endpoint is currently unavailable', {
-      reason: !endpoint.enabled ? 'disabled' : !api ? 'no_origin' : 'unhealthy',
-    }, { 'retry-after': '30' });
+    return sendError(
+      reply,
+      'endpoint_unavailable',
+      'this endpoint is currently unavailable',
+      {
+        reason: !endpoint.enabled ? 'disabled' : !api ? 'no_origin' : 'unhealthy',
+      },
+      { 'retry-after': '30' },
+    );
   }
 
   const quote = marketplaceQuote(target.slug, endpoint, entry.rails, deps.config, deps.verifiers);
   if (quote.options.length === 0 && quote.price + quote.fee > 0n) {
-    return sendError(reply, 'endpoint_unavailable', 'this endpoint has no payment rail that can be used now', {
-      reason: 'no_payment_rail',
-    });
+    return sendError(
+      reply,
+      'endpoint_unavailable',
+      'this endpoint has no payment rail that can be used now',
+      {
+        reason: 'no_payment_rail',
+      },
+    );
   }
 
   const body = Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : null;
@@ -60,15 +84,23 @@ async function handle(request: FastifyRequest, reply: FastifyReply, deps: Deps):
 
   switch (outcome.kind) {
     case 'challenge':
-      return reply.code(402).header('cache-control', 'no-store').send({ ...outcome.requirement, requestId: request.id });
+      return reply
+        .code(402)
+        .header('cache-control', 'no-store')
+        .send({ ...outcome.requirement, requestId: request.id });
     case 'error':
       return sendError(reply, outcome.code, outcome.message, outcome.extra, outcome.headers);
     case 'replay': {
       const { response } = outcome;
       if (response.headers[NOT_RETAINED]) {
-        return sendError(reply, 'conflict', 'this payment was already redeemed; its response was too large to keep', {
-          reason: 'response_not_retained',
-        });
+        return sendError(
+          reply,
+          'conflict',
+          'this payment was already redeemed; its response was too large to keep',
+          {
+            reason: 'response_not_retained',
+          },
+        );
       }
       reply.code(response.status).headers(response.headers);
       reply.header('x-payment-response', outcome.receiptHeader).header('x-tollgate-replay', 'true');
@@ -84,11 +116,16 @@ async function handle(request: FastifyRequest, reply: FastifyReply, deps: Deps):
   request.raw.once('close', () => {
     if (!reply.raw.writableFinished) abort.abort();
   });
-  const auth = api.authType === 'none' || !api.authSecretEnc
-    ? ({ type: 'none' } as const)
-    : api.authType === 'bearer'
-      ? ({ type: 'bearer', secret: deps.secretBox.open(api.authSecretEnc) } as const)
-      : ({ type: api.authType, name: api.authName ?? '', secret: deps.secretBox.open(api.authSecretEnc) } as const);
+  const auth =
+    api.authType === 'none' || !api.authSecretEnc
+      ? ({ type: 'none' } as const)
+      : api.authType === 'bearer'
+        ? ({ type: 'bearer', secret: deps.secretBox.open(api.authSecretEnc) } as const)
+        : ({
+            type: api.authType,
+            name: api.authName ?? '',
+            secret: deps.secretBox.open(api.authSecretEnc),
+          } as const);
   const result = await deps.forwarder.forward({
     baseUrl: api.baseUrl,
     path: target.path,
@@ -111,10 +148,18 @@ async function handle(request: FastifyRequest, reply: FastifyReply, deps: Deps):
     deps.metrics.upstream.inc({ outcome: result.error });
     if (lease) await lease.release();
     const code = result.error === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error';
-    return sendError(reply, code, result.error === 'upstream_timeout' ? 'the upstream did not answer in time' : 'the upstream could not be reached', {
-      retryable: lease !== null,
-      reason: result.error,
-    }, lease ? { 'x-payment-response': failedReceipt(lease) } : {});
+    return sendError(
+      reply,
+      code,
+      result.error === 'upstream_timeout'
+        ? 'the upstream did not answer in time'
+        : 'the upstream could not be reached',
+      {
+        retryable: lease !== null,
+        reason: result.error,
+      },
+      lease ? { 'x-payment-response': failedReceipt(lease) } : {},
+    );
   }
 
   if (result.status >= 500 && lease) {
@@ -136,9 +181,17 @@ async function handle(request: FastifyRequest, reply: FastifyReply, deps: Deps):
   if (result.status >= 500) deps.health.recordFailure(endpoint.id, project);
   else deps.health.recordSuccess(endpoint.id, project);
   deps.metrics.upstream.inc({ outcome: result.status >= 500 ? 'upstream_5xx' : 'ok' });
-  return streamAndSettle(reply, result.status, flattenHeaders(result.headers), result.body, lease, deps.config.maxResponseBytes, (delivered) => {
-    if (!delivered) deps.metrics.upstream.inc({ outcome: 'cut' });
-  });
+  return streamAndSettle(
+    reply,
+    result.status,
+    flattenHeaders(result.headers),
+    result.body,
+    lease,
+    deps.config.maxResponseBytes,
+    (delivered) => {
+      if (!delivered) deps.metrics.upstream.inc({ outcome: 'cut' });
+    },
+  );
 }
 
 /** The receipt of a payment that was verified but not yet delivered (success: false, retryable). */

@@ -28,7 +28,13 @@ export function rateLimit(app: FastifyInstance, deps: Deps): void {
     b.at = now;
     if (b.tokens < 1) {
       const retryAfter = Math.ceil((1 - b.tokens) / ratePerMs / 1000);
-      return sendError(reply, 'rate_limited', 'too many requests from this address', {}, { 'retry-after': String(retryAfter) });
+      return sendError(
+        reply,
+        'rate_limited',
+        'too many requests from this address',
+        {},
+        { 'retry-after': String(retryAfter) },
+      );
     }
     b.tokens -= 1;
   });

@@ -43,7 +43,8 @@ export function sandboxRoutes(app: FastifyInstance, deps: Deps, chains: SandboxC
       } catch {
         throw new ApiError('invalid_request', 'amount must be a decimal USDC amount');
       }
-      if (atomic > MAX_FAUCET_USDC) throw new ApiError('invalid_request', 'the faucet gives at most 1000 USDC at a time');
+      if (atomic > MAX_FAUCET_USDC)
+        throw new ApiError('invalid_request', 'the faucet gives at most 1000 USDC at a time');
       try {
         await chains[chain].faucet(address, atomic);
       } catch (e) {
@@ -60,7 +61,10 @@ export function sandboxRoutes(app: FastifyInstance, deps: Deps, chains: SandboxC
         querystring: {
           type: 'object',
           required: ['chain', 'address'],
-          properties: { chain: { enum: ['sui', 'solana'] }, address: { type: 'string', minLength: 32, maxLength: 80 } },
+          properties: {
+            chain: { enum: ['sui', 'solana'] },
+            address: { type: 'string', minLength: 32, maxLength: 80 },
+          },
         },
       },
     },

@@ -70,7 +70,10 @@ async function bufferCompleteSend(
   if (bytes === 'too_large') {
     await lease.release();
     onSettled?.(false);
-    throw new ApiError('upstream_error', 'the upstream sent more than it declared', { retryable: true, reason: 'length_mismatch' });
+    throw new ApiError('upstream_error', 'the upstream sent more than it declared', {
+      retryable: true,
+      reason: 'length_mismatch',
+    });
   }
   await lease.complete({ status, headers: flattenHeaders(headers), body: bytes });
   onSettled?.(true);

@@ -6,16 +6,27 @@
  */
 import {
   decodePaymentProof,
-  encodePaymentReceipt,
   type ErrorCode,
+  encodePaymentReceipt,
   type PaymentProof,
   type PaymentRequirement,
   ProtocolError,
 } from '@tollgate/protocol';
-import { type ChainId, ChainUnavailableError, type ChainVerifier, type RejectReason } from '../chains/chain.ts';
+import {
+  type ChainId,
+  ChainUnavailableError,
+  type ChainVerifier,
+  type RejectReason,
+} from '../chains/chain.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Redemption, Store, StoredResponse } from '../store/store.ts';
-import { issueRequirement, type Quote, quoteTotal, type RequestFacts, requestHashFor } from './requirement.ts';
+import {
+  issueRequirement,
+  type Quote,
+  quoteTotal,
+  type RequestFacts,
+  requestHashFor,
+} from './requirement.ts';
 import type { QuotedOption, RequirementClaims, RequirementTokens } from './requirement-token.ts';
 
 export interface GateDeps {
@@ -49,7 +60,13 @@ export interface PaidLease {
 export type GateOutcome =
   | { kind: 'free' }
   | { kind: 'challenge'; requirement: PaymentRequirement }
-  | { kind: 'error'; code: ErrorCode; message: string; extra?: Record<string, unknown>; headers?: Record<string, string> }
+  | {
+      kind: 'error';
+      code: ErrorCode;
+      message: string;
+      extra?: Record<string, unknown>;
+      headers?: Record<string, string>;
+    }
   | { kind: 'replay'; response: StoredResponse; receiptHeader: string }
   | { kind: 'paid'; lease: PaidLease };
 
@@ -79,7 +96,10 @@ export function createPaymentGate(d: GateDeps) {
     message?: string,
   ): GateOutcome => {
     const { body } = issueRequirement(d.tokens, quote, req, d.now(), d.requirementTtlSec);
-    return { kind: 'challenge', requirement: reason ? { ...body, reason, ...(message ? { message } : {}) } : body };
+    return {
+      kind: 'challenge',
+      requirement: reason ? { ...body, reason, ...(message ? { message } : {}) } : body,
+    };
   };
   const receiptFor = (proof: PaymentProof) =>
     encodePaymentReceipt({
@@ -184,7 +204,8 @@ export function createPaymentGate(d: GateDeps) {
 
       const reject = (reason: GateRejectReason, message: string) => challenge(quote, req, reason, message);
       const token = d.tokens.verify(proof.paymentRequirementId);
-      if (!token.ok) return challenge(quote, req, token.reason, 'the paymentRequirementId is not one this gateway issued');
+      if (!token.ok)
+        return challenge(quote, req, token.reason, 'the paymentRequirementId is not one this gateway issued');
       const claims = token.claims;
       if (claims.subject !== quote.subject || claims.scheme !== proof.scheme) {
         return challenge(quote, req, 'requirement_mismatch', 'the requirement was issued for another route');
@@ -193,7 +214,13 @@ export function createPaymentGate(d: GateDeps) {
         return challenge(quote, req, 'proof_mismatch', 'nonce or expiresAt differ from the requirement');
       }
       const option = claims.options.find((o) => o.chain === proof.chain && o.network === proof.network);
-      if (!option) return challenge(quote, req, 'unsupported_chain', 'the proof names a chain or network that was not offered');
+      if (!option)
+        return challenge(
+          quote,
+          req,
+          'unsupported_chain',
+          'the proof names a chain or network that was not offered',
+        );
       if (requestHashFor(claims, req) !== proof.requestHash) {
         return challenge(quote, req, 'request_mismatch', 'the request differs from the one that was quoted');
       }
@@ -202,9 +229,15 @@ export function createPaymentGate(d: GateDeps) {
       const existing = await d.store.redemptions.byTx(proof.chain, proof.network, proof.txHashOrDigest);
       if (existing) {
         if (existing.nonce !== proof.nonce || existing.requestHash !== proof.requestHash) {
-          return challenge(quote, req, 'transaction_already_used', 'this transaction already paid for another request');
+          return challenge(
+            quote,
+            req,
+            'transaction_already_used',
+            'this transaction already paid for another request',
+          );
         }
-        if (existing.payer !== proof.payer) return challenge(quote, req, 'payer_mismatch', 'the payer differs');
+        if (existing.payer !== proof.payer)
+          return challenge(quote, req, 'payer_mismatch', 'the payer differs');
         if (existing.state === 'delivered') return replayOf(existing, proof);
         if (existing.state === 'in_progress' && existing.leaseUntilMs > d.now()) return inProgress();
         return claim(claims, proof, option, reject);
@@ -221,7 +254,13 @@ export function createPaymentGate(d: GateDeps) {
       let verdict: Awaited<ReturnType<ChainVerifier['verify']>>;
       try {
         verdict = await verifier.verify({
-          option: { chain: option.chain, network: option.network, asset: option.assetId, splits: option.splits, memo: option.memo },
+          option: {
+            chain: option.chain,
+            network: option.network,
+            asset: option.assetId,
+            splits: option.splits,
+            memo: option.memo,
+          },
           issuedAtMs: claims.issuedAtMs,
           expiresAtMs: claims.expiresAtMs,
           skewMs: d.skewMs,
@@ -251,7 +290,12 @@ export function createPaymentGate(d: GateDeps) {
       }
       if (verdict.status === 'rejected') {
         count(proof.chain, 'rejected');
-        return challenge(quote, req, verdict.reason, 'the payment transaction does not satisfy the requirement');
+        return challenge(
+          quote,
+          req,
+          verdict.reason,
+          'the payment transaction does not satisfy the requirement',
+        );
       }
       count(proof.chain, 'verified');
       return claim(claims, proof, option, reject);

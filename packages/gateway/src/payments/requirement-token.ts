@@ -46,7 +46,9 @@ type Wire = {
   o: { c: ChainId; w: string; a: string; m: string; s: [0 | 1, string, string][] }[];
 };
 
-export type TokenCheck = { ok: true; claims: RequirementClaims } | { ok: false; reason: 'requirement_malformed' | 'requirement_forged' };
+export type TokenCheck =
+  | { ok: true; claims: RequirementClaims }
+  | { ok: false; reason: 'requirement_malformed' | 'requirement_forged' };
 
 const MAX_TOKEN_LENGTH = 2048;
 
@@ -78,7 +80,8 @@ export function createRequirementTokens(ring: DerivedKey[]) {
     },
 
     verify(token: string): TokenCheck {
-      if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) return { ok: false, reason: 'requirement_malformed' };
+      if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH)
+        return { ok: false, reason: 'requirement_malformed' };
       const parts = token.split('.');
       if (parts.length !== 4 || parts[0] !== 'r1') return { ok: false, reason: 'requirement_malformed' };
       const [, kid, payload, sig] = parts as [string, string, string, string];

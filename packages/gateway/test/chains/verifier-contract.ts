@@ -31,7 +31,12 @@ export interface ChainHarness {
    * fault says otherwise). `fail: true` submits a transaction that fails on-chain
    * after being included (fees charged, no transfer).
    */
-  send(opts: { transfers: HarnessTransfer[]; memos: string[]; from?: 'payer' | 'other'; fail?: boolean }): Promise<string>;
+  send(opts: {
+    transfers: HarnessTransfer[];
+    memos: string[];
+    from?: 'payer' | 'other';
+    fail?: boolean;
+  }): Promise<string>;
   /**
    * Fault switches of the sandbox chain: 'none'; 'rpc_down' (the RPC answers errors);
    * 'hold_finality' (new transactions stay non-final until finalizeAll()).
@@ -73,7 +78,11 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
         ],
       };
     }
-    function input(opt: OfferedOption, txHashOrDigest: string, extra: Partial<VerifyInput> = {}): VerifyInput {
+    function input(
+      opt: OfferedOption,
+      txHashOrDigest: string,
+      extra: Partial<VerifyInput> = {},
+    ): VerifyInput {
       const now = Date.now();
       return {
         option: opt,
@@ -117,7 +126,10 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
         ],
         memos: [m],
       });
-      expect(await h.verifier.verify(input(option(m), tx))).toEqual({ status: 'rejected', reason: 'amount_mismatch' });
+      expect(await h.verifier.verify(input(option(m), tx))).toEqual({
+        status: 'rejected',
+        reason: 'amount_mismatch',
+      });
     });
 
     it('rejects a platform leg one atomic unit short', async () => {
@@ -129,13 +141,19 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
         ],
         memos: [m],
       });
-      expect(await h.verifier.verify(input(option(m), tx))).toEqual({ status: 'rejected', reason: 'amount_mismatch' });
+      expect(await h.verifier.verify(input(option(m), tx))).toEqual({
+        status: 'rejected',
+        reason: 'amount_mismatch',
+      });
     });
 
     it('rejects all the money sent to one recipient', async () => {
       const m = memo();
       const tx = await h.send({ transfers: [{ to: provider, amount: 1_000_000n }], memos: [m] });
-      expect(await h.verifier.verify(input(option(m), tx))).toEqual({ status: 'rejected', reason: 'amount_mismatch' });
+      expect(await h.verifier.verify(input(option(m), tx))).toEqual({
+        status: 'rejected',
+        reason: 'amount_mismatch',
+      });
     });
 
     it('rejects the right amounts in another asset with the same decimals', async () => {
@@ -147,7 +165,10 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
         ],
         memos: [m],
       });
-      expect(await h.verifier.verify(input(option(m), tx))).toEqual({ status: 'rejected', reason: 'wrong_asset' });
+      expect(await h.verifier.verify(input(option(m), tx))).toEqual({
+        status: 'rejected',
+        reason: 'wrong_asset',
+      });
     });
 
     it('rejects a payment without the memo', async () => {
@@ -159,7 +180,10 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
         ],
         memos: [],
       });
-      expect(await h.verifier.verify(input(option(m), tx))).toEqual({ status: 'rejected', reason: 'memo_missing' });
+      expect(await h.verifier.verify(input(option(m), tx))).toEqual({
+        status: 'rejected',
+        reason: 'memo_missing',
+      });
     });
 
     it('rejects a payment with a different memo', async () => {
@@ -171,7 +195,10 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
         ],
         memos: [memo()],
       });
-      expect(await h.verifier.verify(input(option(m), tx))).toEqual({ status: 'rejected', reason: 'memo_missing' });
+      expect(await h.verifier.verify(input(option(m), tx))).toEqual({
+        status: 'rejected',
+        reason: 'memo_missing',
+      });
     });
 
     it('rejects a payment with the memo twice', async () => {
@@ -183,7 +210,10 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
         ],
         memos: [m, m],
       });
-      expect(await h.verifier.verify(input(option(m), tx))).toEqual({ status: 'rejected', reason: 'memo_duplicated' });
+      expect(await h.verifier.verify(input(option(m), tx))).toEqual({
+        status: 'rejected',
+        reason: 'memo_duplicated',
+      });
     });
 
     it('rejects a proof whose payer did not sign the transaction', async () => {
@@ -196,7 +226,10 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
         memos: [m],
         from: 'other',
       });
-      expect(await h.verifier.verify(input(option(m), tx))).toEqual({ status: 'rejected', reason: 'payer_not_signer' });
+      expect(await h.verifier.verify(input(option(m), tx))).toEqual({
+        status: 'rejected',
+        reason: 'payer_not_signer',
+      });
     });
 
     it('rejects a transaction that failed on-chain', async () => {
@@ -209,7 +242,10 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
         memos: [m],
         fail: true,
       });
-      expect(await h.verifier.verify(input(option(m), tx))).toEqual({ status: 'rejected', reason: 'transaction_failed' });
+      expect(await h.verifier.verify(input(option(m), tx))).toEqual({
+        status: 'rejected',
+        reason: 'transaction_failed',
+      });
     });
 
     it('reports an unknown transaction as pending', async () => {
@@ -267,7 +303,9 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
         memos: [m],
       });
       const later = Date.now() + 10 * MINUTE;
-      const r = await h.verifier.verify(input(option(m), tx, { issuedAtMs: later, expiresAtMs: later + 5 * MINUTE }));
+      const r = await h.verifier.verify(
+        input(option(m), tx, { issuedAtMs: later, expiresAtMs: later + 5 * MINUTE }),
+      );
       expect(r).toEqual({ status: 'rejected', reason: 'transaction_too_old' });
     });
 
@@ -281,7 +319,9 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
         memos: [m],
       });
       const earlier = Date.now() - 20 * MINUTE;
-      const r = await h.verifier.verify(input(option(m), tx, { issuedAtMs: earlier, expiresAtMs: earlier + 5 * MINUTE }));
+      const r = await h.verifier.verify(
+        input(option(m), tx, { issuedAtMs: earlier, expiresAtMs: earlier + 5 * MINUTE }),
+      );
       expect(r).toEqual({ status: 'rejected', reason: 'transaction_too_late' });
     });
   });

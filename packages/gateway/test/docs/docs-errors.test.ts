@@ -10,7 +10,12 @@ function tableRows(heading: string): string[][] {
   return section
     .split('\n')
     .filter((l) => /^\| `/.test(l))
-    .map((l) => l.split('|').map((c) => c.trim()).filter(Boolean));
+    .map((l) =>
+      l
+        .split('|')
+        .map((c) => c.trim())
+        .filter(Boolean),
+    );
 }
 
 describe('docs/errors.md', () => {

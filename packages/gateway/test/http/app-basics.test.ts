@@ -10,7 +10,10 @@ afterEach(async () => {
 });
 
 async function app(env: EnvInput = {}) {
-  const config = loadConfig({ TOLLGATE_SECRET: 'x'.repeat(40), LOG_LEVEL: 'silent', DATABASE_URL: 'sqlite::memory:', ...env }, []);
+  const config = loadConfig(
+    { TOLLGATE_SECRET: 'x'.repeat(40), LOG_LEVEL: 'silent', DATABASE_URL: 'sqlite::memory:', ...env },
+    [],
+  );
   const store = await openStore(config.databaseUrl);
   const deps = assembleDeps(config, store, {});
   const a = await buildApp(deps, { logger: false });
@@ -43,14 +46,24 @@ describe('gateway basics', () => {
     const res = await a.inject('/nope');
     expect(res.statusCode).toBe(404);
     const body = res.json();
-    expect(body).toMatchObject({ error: 'not_found', message: expect.any(String), requestId: expect.any(String) });
+    expect(body).toMatchObject({
+      error: 'not_found',
+      message: expect.any(String),
+      requestId: expect.any(String),
+    });
     expect(res.headers['x-request-id']).toBe(body.requestId);
   });
 
   it('keeps a safe caller-supplied request id and replaces an unsafe one', async () => {
     const a = await app();
-    expect((await a.inject({ url: '/healthz', headers: { 'x-request-id': 'abc-123' } })).headers['x-request-id']).toBe('abc-123');
-    expect((await a.inject({ url: '/healthz', headers: { 'x-request-id': 'bad id\u0001' } })).headers['x-request-id']).toMatch(/^req_/);
+    expect(
+      (await a.inject({ url: '/healthz', headers: { 'x-request-id': 'abc-123' } })).headers['x-request-id'],
+    ).toBe('abc-123');
+    expect(
+      (await a.inject({ url: '/healthz', headers: { 'x-request-id': 'bad id\u0001' } })).headers[
+        'x-request-id'
+      ],
+    ).toMatch(/^req_/);
   });
 
   it('limits requests per client address when configured', async () => {

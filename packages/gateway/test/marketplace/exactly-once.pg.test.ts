@@ -6,9 +6,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { solanaWallet } from '@tollgate/client';
 import { parseAmount } from '@tollgate/protocol';
 import { newSolanaKey, newSuiKey } from '@tollgate/sandbox';
-import { solanaWallet } from '@tollgate/client';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open-store.ts';
@@ -22,7 +22,10 @@ const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
 function startGateway(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out}`)), 20_000);
     const onData = (d: Buffer) => {
@@ -58,10 +61,40 @@ describe.skipIf(!PG)('exactly-once redemption across gateway processes (PostgreS
     const platform = { solana: newSolanaKey().address, sui: newSuiKey().address };
     const provider = newSolanaKey().address;
     slug = `race-${randomBytes(3).toString('hex')}`;
-    const project = await store.projects.create({ slug, name: 'race', description: '', category: 'test', owner: { chain: 'solana', address: provider } });
-    const api = await store.apis.create({ projectId: project.id, name: 'up', baseUrl: upstream.url, authType: 'none', authName: null, authSecretEnc: null, authSecretLast4: null });
-    await store.endpoints.create({ projectId: project.id, apiId: api.id, method: 'GET', path: 'slow', price: 10_000n, description: 'slow', timeoutMs: 5000, enabled: true, inputSchema: null, outputSchema: null });
-    await store.rails.upsert({ projectId: project.id, chain: 'solana', network: 'mainnet', providerRecipient: provider });
+    const project = await store.projects.create({
+      slug,
+      name: 'race',
+      description: '',
+      category: 'test',
+      owner: { chain: 'solana', address: provider },
+    });
+    const api = await store.apis.create({
+      projectId: project.id,
+      name: 'up',
+      baseUrl: upstream.url,
+      authType: 'none',
+      authName: null,
+      authSecretEnc: null,
+      authSecretLast4: null,
+    });
+    await store.endpoints.create({
+      projectId: project.id,
+      apiId: api.id,
+      method: 'GET',
+      path: 'slow',
+      price: 10_000n,
+      description: 'slow',
+      timeoutMs: 5000,
+      enabled: true,
+      inputSchema: null,
+      outputSchema: null,
+    });
+    await store.rails.upsert({
+      projectId: project.id,
+      chain: 'solana',
+      network: 'mainnet',
+      providerRecipient: provider,
+    });
     await chains.solana.faucet(payer.address, parseAmount('5', 6));
 
     const sep = PG!.includes('?') ? '&' : '?';

@@ -72,7 +72,9 @@ describe('paid marketplace proxy', () => {
   it('gives a free endpoint a single platform split', async () => {
     const { requirement } = await challenge(`${h.baseUrl}/p/${h.project.slug}/free`);
     for (const option of requirement.accepts) {
-      expect(option.splits).toEqual([{ recipientType: 'platform', payTo: expect.any(String), amount: '0.001' }]);
+      expect(option.splits).toEqual([
+        { recipientType: 'platform', payTo: expect.any(String), amount: '0.001' },
+      ]);
       expect(option.totalAmount).toBe('0.001');
     }
   });
@@ -82,7 +84,10 @@ describe('paid marketplace proxy', () => {
       const wallet = await h.newPayer(chain, '5');
       const chainSandbox = h.chains[chain];
       const { provider, platform } = h.recipients[chain];
-      const before = { provider: await chainSandbox.usdcBalance(provider), platform: await chainSandbox.usdcBalance(platform) };
+      const before = {
+        provider: await chainSandbox.usdcBalance(provider),
+        platform: await chainSandbox.usdcBalance(platform),
+      };
       const pay = payFetch(fetch, { wallets: [wallet] });
       const body = JSON.stringify({ sku: 'äpple', qty: 2 });
       const upstreamBefore = h.upstream.calls().length;
@@ -128,7 +133,10 @@ describe('paid marketplace proxy', () => {
   it('answers 404 endpoint_not_found for an unknown path and 503 for a disabled endpoint, never 402', async () => {
     const missing = await fetch(`${h.baseUrl}/p/${h.project.slug}/nope`);
     expect(missing.status).toBe(404);
-    expect(await missing.json()).toMatchObject({ error: 'endpoint_not_found', requestId: expect.any(String) });
+    expect(await missing.json()).toMatchObject({
+      error: 'endpoint_not_found',
+      requestId: expect.any(String),
+    });
     const off = await fetch(`${h.baseUrl}/p/${h.project.slug}/off`);
     expect(off.status).toBe(503);
     expect(await off.json()).toMatchObject({ error: 'endpoint_unavailable' });
@@ -138,7 +146,13 @@ describe('paid marketplace proxy', () => {
 
   it('rejects an escaping path with invalid_path before any 402', async () => {
     // Raw request targets: fetch would normalise dot segments before sending.
-    for (const path of ['items/..%2f..%2fadmin', 'a//b', 'items/%2e%2e/x', 'items/../../admin', 'items/./x']) {
+    for (const path of [
+      'items/..%2f..%2fadmin',
+      'a//b',
+      'items/%2e%2e/x',
+      'items/../../admin',
+      'items/./x',
+    ]) {
       const { status, body } = await rawGet(h.baseUrl, `/p/${h.project.slug}/${path}`);
       expect({ path, status }).toEqual({ path, status: 400 });
       expect(JSON.parse(body)).toMatchObject({ error: 'invalid_path' });

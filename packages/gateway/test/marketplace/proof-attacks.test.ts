@@ -47,10 +47,16 @@ describe('proof attacks', () => {
     const wallet = await h.newPayer('sui');
     const a = await challenge(itemsUrl);
     const { tx } = await payFor(wallet, a.requirement);
-    const first = await fetch(itemsUrl, withPayment({}, (await payWith(a.requirement, wallet.address, tx, 'sui'))));
+    const first = await fetch(
+      itemsUrl,
+      withPayment({}, await payWith(a.requirement, wallet.address, tx, 'sui')),
+    );
     expect(first.status).toBe(200);
     const b = await challenge(itemsUrl);
-    const res = await fetch(itemsUrl, withPayment({}, await payWith(b.requirement, wallet.address, tx, 'sui')));
+    const res = await fetch(
+      itemsUrl,
+      withPayment({}, await payWith(b.requirement, wallet.address, tx, 'sui')),
+    );
     // Known from the redemption table: refused without asking the chain again.
     await expectRejected(res, 'transaction_already_used');
   });
@@ -62,13 +68,22 @@ describe('proof attacks', () => {
     const { tx } = await payFor(victim, theirs.requirement);
     const ours = await challenge(itemsUrl);
     // Claiming the victim's payment as the victim (payer = signer) still fails: wrong memo.
-    const asVictim = await fetch(itemsUrl, withPayment({}, await payWith(ours.requirement, victim.address, tx, 'solana')));
+    const asVictim = await fetch(
+      itemsUrl,
+      withPayment({}, await payWith(ours.requirement, victim.address, tx, 'solana')),
+    );
     await expectRejected(asVictim, 'memo_missing');
     // Claiming it as ourselves fails on the signer too.
-    const asAttacker = await fetch(itemsUrl, withPayment({}, await payWith(ours.requirement, attacker.address, tx, 'solana')));
+    const asAttacker = await fetch(
+      itemsUrl,
+      withPayment({}, await payWith(ours.requirement, attacker.address, tx, 'solana')),
+    );
     expect(((await asAttacker.json()) as { reason: string }).reason).toMatch(/payer_not_signer|memo_missing/);
     // The victim can still redeem their own payment afterwards: nothing was burnt.
-    const victimRes = await fetch(itemsUrl, withPayment({}, await payWith(theirs.requirement, victim.address, tx, 'solana')));
+    const victimRes = await fetch(
+      itemsUrl,
+      withPayment({}, await payWith(theirs.requirement, victim.address, tx, 'solana')),
+    );
     expect(victimRes.status).toBe(200);
   });
 
@@ -79,8 +94,14 @@ describe('proof attacks', () => {
     const { requirement } = await challenge(ordersUrl, init);
     const { header } = await payFor(wallet, requirement);
     const before = h.upstream.calls().length;
-    await expectRejected(await fetch(ordersUrl, withPayment({ ...init, body: '{"a":2}' }, header)), 'request_mismatch');
-    await expectRejected(await fetch(ordersUrl, withPayment({ ...init, body: '{"a": 1}' }, header)), 'request_mismatch');
+    await expectRejected(
+      await fetch(ordersUrl, withPayment({ ...init, body: '{"a":2}' }, header)),
+      'request_mismatch',
+    );
+    await expectRejected(
+      await fetch(ordersUrl, withPayment({ ...init, body: '{"a": 1}' }, header)),
+      'request_mismatch',
+    );
     await expectRejected(
       await fetch(`${h.baseUrl}/p/${h.project.slug}/orders/new?x=2`, withPayment(init, header)),
       'request_mismatch',
@@ -127,8 +148,14 @@ describe('proof attacks', () => {
       await fetch(itemsUrl, withPayment({}, reencode({ ...proof, expiresAt: '2020-01-01T00:00:00.000Z' }))),
       'proof_mismatch',
     );
-    await expectRejected(await fetch(itemsUrl, withPayment({}, reencode({ ...proof, nonce: 'AAAAAAAAAAAAAAAAAAAAAA' }))), 'proof_mismatch');
-    await expectRejected(await fetch(itemsUrl, withPayment({}, reencode({ ...proof, network: 'mainnet' }))), 'unsupported_chain');
+    await expectRejected(
+      await fetch(itemsUrl, withPayment({}, reencode({ ...proof, nonce: 'AAAAAAAAAAAAAAAAAAAAAA' }))),
+      'proof_mismatch',
+    );
+    await expectRejected(
+      await fetch(itemsUrl, withPayment({}, reencode({ ...proof, network: 'mainnet' }))),
+      'unsupported_chain',
+    );
     expect((await fetch(itemsUrl, withPayment({}, header))).status).toBe(200);
   });
 
@@ -163,7 +190,10 @@ describe('proof attacks', () => {
       'requirement_forged',
     );
     await expectRejected(
-      await fetch(itemsUrl, withPayment({}, reencode({ ...proof, paymentRequirementId: 'r1.deadbeef.e30.AAAA' }))),
+      await fetch(
+        itemsUrl,
+        withPayment({}, reencode({ ...proof, paymentRequirementId: 'r1.deadbeef.e30.AAAA' })),
+      ),
       'requirement_forged',
     );
     // Nothing was consumed: the genuine proof still works.
@@ -172,19 +202,27 @@ describe('proof attacks', () => {
 
   it('answers malformed X-PAYMENT headers with 400 and never a 500', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.string({ maxLength: 300 }), fc.base64String({ maxLength: 300 })), async (junk) => {
-        const value = junk.replace(/[^\x21-\x7e]/g, '') || 'x';
-        const res = await fetch(itemsUrl, { headers: { 'x-payment': value } });
-        expect([400, 402]).toContain(res.status);
-        const body = (await res.json()) as { error: string };
-        expect(['invalid_payment_header', 'payment_required']).toContain(body.error);
-      }),
+      fc.asyncProperty(
+        fc.oneof(fc.string({ maxLength: 300 }), fc.base64String({ maxLength: 300 })),
+        async (junk) => {
+          const value = junk.replace(/[^\x21-\x7e]/g, '') || 'x';
+          const res = await fetch(itemsUrl, { headers: { 'x-payment': value } });
+          expect([400, 402]).toContain(res.status);
+          const body = (await res.json()) as { error: string };
+          expect(['invalid_payment_header', 'payment_required']).toContain(body.error);
+        },
+      ),
       { numRuns: 60 },
     );
   });
 });
 
-async function payWith(requirement: PaymentRequirement, payer: string, tx: string, chain: 'sui' | 'solana'): Promise<string> {
+async function payWith(
+  requirement: PaymentRequirement,
+  payer: string,
+  tx: string,
+  chain: 'sui' | 'solana',
+): Promise<string> {
   const option = requirement.accepts.find((a) => a.chain === chain)!;
   return encodePaymentProof({
     x402Version: 1,

@@ -48,13 +48,15 @@ describe('upstream faults after payment', () => {
     const { requirement } = await challenge(url);
     const { header } = await payFor(wallet, requirement);
     h.upstream.mode = 'stall_body';
-    const cut = await fetch(url, withPayment({}, header)).then(
-      async (r) => {
-        await r.text();
-        return 'complete';
-      },
-      () => 'failed',
-    ).catch(() => 'failed');
+    const cut = await fetch(url, withPayment({}, header))
+      .then(
+        async (r) => {
+          await r.text();
+          return 'complete';
+        },
+        () => 'failed',
+      )
+      .catch(() => 'failed');
     expect(cut).toBe('failed');
     h.upstream.mode = 'ok';
     // The lease was released when the stream failed; the same proof now delivers.

@@ -4,8 +4,8 @@
  * payer wallets on both chains. Integration tests drive it over real HTTP.
  */
 import { randomBytes } from 'node:crypto';
-import { solanaWallet, suiWallet } from '@tollgate/client';
 import type { PaymentWallet } from '@tollgate/client';
+import { solanaWallet, suiWallet } from '@tollgate/client';
 import { parseAmount } from '@tollgate/protocol';
 import { newSolanaKey, newSuiKey, startSolanaSandbox, startSuiSandbox } from '@tollgate/sandbox';
 import type { FastifyInstance } from 'fastify';
@@ -81,7 +81,9 @@ export async function startHarness(
   });
   const store = await openStore(config.databaseUrl, opts.storeSchema ? { schema: opts.storeSchema } : {});
   let clockOffsetMs = 0;
-  const deps = assembleDeps(config, store, await createVerifiers(config), { now: () => Date.now() + clockOffsetMs });
+  const deps = assembleDeps(config, store, await createVerifiers(config), {
+    now: () => Date.now() + clockOffsetMs,
+  });
   const app = await buildApp(deps, { logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
@@ -123,8 +125,18 @@ export async function startHarness(
     big: await ep('GET', 'big', '0.01'),
     disabled: await ep('GET', 'off', '0.01', false),
   };
-  await store.rails.upsert({ projectId: project.id, chain: 'solana', network: config.chainNetwork, providerRecipient: provider.solana });
-  await store.rails.upsert({ projectId: project.id, chain: 'sui', network: config.chainNetwork, providerRecipient: provider.sui });
+  await store.rails.upsert({
+    projectId: project.id,
+    chain: 'solana',
+    network: config.chainNetwork,
+    providerRecipient: provider.solana,
+  });
+  await store.rails.upsert({
+    projectId: project.id,
+    chain: 'sui',
+    network: config.chainNetwork,
+    providerRecipient: provider.sui,
+  });
 
   return {
     baseUrl,

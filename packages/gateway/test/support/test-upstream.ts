@@ -46,7 +46,12 @@ export async function startTestUpstream(): Promise<TestUpstream> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const rec = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
+      const rec = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+      };
       if (rec.url === '/') {
         // Health probe of the origin.
         res.writeHead(up.mode === 'fail500' ? 500 : 200).end();
@@ -76,16 +81,20 @@ export async function startTestUpstream(): Promise<TestUpstream> {
         }
         default:
           setTimeout(() => {
-          res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': 'yes', 'set-cookie': 'a=b' });
-          res.end(
-            JSON.stringify({
-              ok: true,
-              method: rec.method,
-              url: rec.url,
-              body: rec.body.toString('utf8'),
-              contentType: rec.headers['content-type'] ?? null,
-            }),
-          );
+            res.writeHead(200, {
+              'content-type': 'application/json',
+              'x-upstream': 'yes',
+              'set-cookie': 'a=b',
+            });
+            res.end(
+              JSON.stringify({
+                ok: true,
+                method: rec.method,
+                url: rec.url,
+                body: rec.body.toString('utf8'),
+                contentType: rec.headers['content-type'] ?? null,
+              }),
+            );
           }, up.delayMs);
       }
     });

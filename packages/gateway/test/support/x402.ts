@@ -8,7 +8,10 @@ import {
   selectPaymentOption,
 } from '@tollgate/protocol';
 
-export async function challenge(url: string, init: RequestInit = {}): Promise<{ res: Response; requirement: PaymentRequirement }> {
+export async function challenge(
+  url: string,
+  init: RequestInit = {},
+): Promise<{ res: Response; requirement: PaymentRequirement }> {
   const res = await fetch(url, init);
   if (res.status !== 402) throw new Error(`expected 402, got ${res.status}: ${await res.text()}`);
   return { res, requirement: (await res.json()) as PaymentRequirement };
@@ -22,10 +25,15 @@ export async function payFor(
 ): Promise<{ header: string; tx: string; option: AcceptOption }> {
   const option = selectPaymentOption(requirement, wallet.chain);
   const tx = await wallet.pay(alter(option));
-  const header = encodePaymentProof(buildPaymentProof(requirement, option, { payer: wallet.address, txHashOrDigest: tx }));
+  const header = encodePaymentProof(
+    buildPaymentProof(requirement, option, { payer: wallet.address, txHashOrDigest: tx }),
+  );
   return { header, tx, option };
 }
 
 export function withPayment(init: RequestInit, header: string): RequestInit {
-  return { ...init, headers: { ...(init.headers as Record<string, string> | undefined), 'x-payment': header } };
+  return {
+    ...init,
+    headers: { ...(init.headers as Record<string, string> | undefined), 'x-payment': header },
+  };
 }

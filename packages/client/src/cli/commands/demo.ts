@@ -67,7 +67,9 @@ async function buyOnce(
   const receipt = res.headers.get('x-payment-response');
   if (receipt) {
     const r = decodePaymentReceipt(receipt);
-    io.out(`  5. receipt (X-PAYMENT-RESPONSE): success=${r.success} chain=${r.chain} tx=${r.txHashOrDigest} payer=${r.payer}`);
+    io.out(
+      `  5. receipt (X-PAYMENT-RESPONSE): success=${r.success} chain=${r.chain} tx=${r.txHashOrDigest} payer=${r.payer}`,
+    );
   }
   const paid = option as AcceptOption | null;
   for (const s of paid?.splits ?? []) {
