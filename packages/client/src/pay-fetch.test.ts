@@ -1,0 +1,184 @@
+import {
+  type AcceptOption,
+  decodePaymentProof,
+  type PaymentRequirement,
+  ProtocolError,
+} from '@tollgate/protocol';
+import { describe, expect, it } from 'vitest';
+import { type PayEvent, payFetch } from './pay-fetch.ts';
+import type { PaymentWallet } from './wallets/wallet.ts';
+
+const requirement = (overrides: Partial<PaymentRequirement> = {}): PaymentRequirement => ({
+  error: 'payment_required',
+  x402Version: 1,
+  scheme: 'exact_split',
+  resource: 'POST /p/demo/echo',
+  description: 'echo',
+  expiresAt: '2030-01-01T00:00:00.000Z',
+  nonce: 'nonce-1',
+  requestHash: 'a'.repeat(64),
+  paymentRequirementId: 'r1.k.p.m',
+  accepts: [
+    {
+      chain: 'solana',
+      network: 'localnet',
+      asset: 'USDC',
+      totalAmount: '0.011',
+      decimals: 6,
+      mint: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+      memo: 'tollgate:v1:nonce-1',
+      splits: [
+        { recipientType: 'provider', payTo: 'P', amount: '0.01' },
+        { recipientType: 'platform', payTo: 'F', amount: '0.001' },
+      ],
+    },
+  ],
+  ...overrides,
+});
+
+function wallet(chain: 'solana' | 'sui' = 'solana') {
+  const paid: AcceptOption[] = [];
+  const w: PaymentWallet & { paid: AcceptOption[] } = {
+    chain,
+    address: chain === 'solana' ? 'PayerSolana1111111111111111111111111111111' : `0x${'ab'.repeat(32)}`,
+    paid,
+    async pay(option) {
+      paid.push(option);
+      return '5'.repeat(88);
+    },
+  };
+  return w;
+}
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+
+/** A scripted server: answers each call with the next response and records the requests. */
+function server(...answers: ((req: Request) => Response)[]) {
+  const seen: { url: string; method: string; body: string; payment: string | null }[] = [];
+  const fetchImpl = async (input: string | URL | Request, init?: RequestInit) => {
+    const req = new Request(input, init);
+    seen.push({
+      url: req.url,
+      method: req.method,
+      body: await req.text(),
+      payment: req.headers.get('x-payment'),
+    });
+    const answer = answers[Math.min(seen.length - 1, answers.length - 1)]!;
+    return answer(req);
+  };
+  return { fetchImpl, seen };
+}
+
+describe('payFetch', () => {
+  it('pays the 402 and retries the same request with X-PAYMENT', async () => {
+    const s = server(
+      () => json(402, requirement()),
+      () => json(200, { ok: true }, { 'x-payment-response': 'receipt' }),
+    );
+    const w = wallet();
+    const events: PayEvent['type'][] = [];
+    const pay = payFetch(s.fetchImpl, { wallets: [w], onEvent: (e) => events.push(e.type) });
+    const res = await pay('http://gw/p/demo/echo?x=1', {
+      method: 'POST',
+      body: '{"a":1}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status).toBe(200);
+    expect(s.seen).toHaveLength(2);
+    expect(s.seen[1]).toMatchObject({ url: 'http://gw/p/demo/echo?x=1', method: 'POST', body: '{"a":1}' });
+    const proof = decodePaymentProof(s.seen[1]!.payment);
+    expect(proof).toMatchObject({
+      nonce: 'nonce-1',
+      requestHash: 'a'.repeat(64),
+      payer: w.address,
+      chain: 'solana',
+    });
+    expect(w.paid).toHaveLength(1);
+    expect(pay.spent).toBe(11_000n);
+    expect(events).toEqual(['challenge', 'paying', 'paid', 'done']);
+  });
+
+  it('returns responses that are not 402 untouched, and pays nothing', async () => {
+    const s = server(() => json(200, { free: true }));
+    const w = wallet();
+    const res = await payFetch(s.fetchImpl, { wallets: [w] })('http://gw/x');
+    expect(await res.json()).toEqual({ free: true });
+    expect(w.paid).toHaveLength(0);
+  });
+
+  it('hands back a 402 that is not an x402 requirement without paying', async () => {
+    const s = server(() => json(402, { error: 'something else' }));
+    const w = wallet();
+    expect((await payFetch(s.fetchImpl, { wallets: [w] })('http://gw/x')).status).toBe(402);
+    expect(w.paid).toHaveLength(0);
+  });
+
+  it('refuses to pay above the per-request limit, before any money moves', async () => {
+    const w = wallet();
+    const pay = payFetch(server(() => json(402, requirement())).fetchImpl, {
+      wallets: [w],
+      maxPerRequest: '0.010999',
+    });
+    await expect(pay('http://gw/x')).rejects.toMatchObject({ code: 'payment_limit_exceeded' });
+    expect(w.paid).toHaveLength(0);
+  });
+
+  it('refuses to exceed the session limit across calls', async () => {
+    const w = wallet();
+    const s = server(
+      () => json(402, requirement()),
+      () => json(200, {}),
+      () => json(402, requirement()),
+    );
+    const pay = payFetch(s.fetchImpl, { wallets: [w], maxPerSession: '0.02' });
+    expect((await pay('http://gw/x')).status).toBe(200);
+    await expect(pay('http://gw/x')).rejects.toMatchObject({ code: 'payment_limit_exceeded' });
+    expect(w.paid).toHaveLength(1);
+  });
+
+  it('throws unsupported_chain when no wallet chain is offered', async () => {
+    const pay = payFetch(server(() => json(402, requirement())).fetchImpl, { wallets: [wallet('sui')] });
+    const err = await pay('http://gw/x').catch((e) => e);
+    expect(err).toBeInstanceOf(ProtocolError);
+    expect(err.code).toBe('unsupported_chain');
+  });
+
+  it('refuses an option whose splits do not add up to its total', async () => {
+    const bad = requirement();
+    bad.accepts[0]!.totalAmount = '0.001';
+    const w = wallet();
+    await expect(
+      payFetch(server(() => json(402, bad)).fetchImpl, { wallets: [w] })('http://gw/x'),
+    ).rejects.toMatchObject({
+      code: 'invalid_requirement',
+    });
+    expect(w.paid).toHaveLength(0);
+  });
+
+  it('waits out payment_pending and retryable failures with the same proof, paying once', async () => {
+    const s = server(
+      () => json(402, requirement()),
+      () => json(409, { error: 'payment_pending', retryable: true }, { 'retry-after': '0' }),
+      () => json(502, { error: 'upstream_error', retryable: true }),
+      () => json(200, { ok: true }),
+    );
+    const w = wallet();
+    const res = await payFetch(s.fetchImpl, { wallets: [w], maxRetryDelayMs: 1 })('http://gw/x');
+    expect(res.status).toBe(200);
+    expect(w.paid).toHaveLength(1);
+    const proofs = s.seen.slice(1).map((r) => r.payment);
+    expect(new Set(proofs).size).toBe(1);
+  });
+
+  it('never pays twice when the paid retry is refused with a new 402', async () => {
+    const s = server(
+      () => json(402, requirement()),
+      () => json(402, { ...requirement({ nonce: 'n2' }), reason: 'amount_mismatch' }),
+    );
+    const w = wallet();
+    const res = await payFetch(s.fetchImpl, { wallets: [w] })('http://gw/x');
+    expect(res.status).toBe(402);
+    expect(w.paid).toHaveLength(1);
+  });
+});
