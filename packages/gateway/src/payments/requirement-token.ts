@@ -5,6 +5,7 @@
  * The key id names the key that signed it, so the secret can rotate.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { memoForNonce, USDC_SOLANA_MINT, USDC_SUI_COIN_TYPE } from '@tollgate/protocol';
 import type { ChainId } from '../chains/chain.ts';
 import type { DerivedKey } from '../crypto/keys.ts';
 
@@ -35,6 +36,10 @@ export interface RequirementClaims {
   options: QuotedOption[];
 }
 
+/**
+ * Compact wire form (the token travels in every X-PAYMENT). The memo is not stored:
+ * it is derived from the nonce. The asset is omitted when it is the chain's USDC.
+ */
 type Wire = {
   s: 'exact_split' | 'exact';
   u: string;
@@ -43,8 +48,10 @@ type Wire = {
   e: number;
   p: string;
   f: string;
-  o: { c: ChainId; w: string; a: string; m: string; s: [0 | 1, string, string][] }[];
+  o: { c: ChainId; w: string; a?: string; s: [0 | 1, string, string][] }[];
 };
+
+const DEFAULT_ASSET: Record<ChainId, string> = { solana: USDC_SOLANA_MINT, sui: USDC_SUI_COIN_TYPE };
 
 export type TokenCheck =
   | { ok: true; claims: RequirementClaims }
@@ -70,8 +77,7 @@ export function createRequirementTokens(ring: DerivedKey[]) {
         o: c.options.map((o) => ({
           c: o.chain,
           w: o.network,
-          a: o.assetId,
-          m: o.memo,
+          ...(o.assetId === DEFAULT_ASSET[o.chain] ? {} : { a: o.assetId }),
           s: o.splits.map((s) => [s.recipientType === 'provider' ? 0 : 1, s.payTo, s.amount.toString()]),
         })),
       };
@@ -108,8 +114,8 @@ export function createRequirementTokens(ring: DerivedKey[]) {
             options: w.o.map((o) => ({
               chain: o.c,
               network: o.w,
-              assetId: o.a,
-              memo: o.m,
+              assetId: o.a ?? DEFAULT_ASSET[o.c],
+              memo: memoForNonce(w.n),
               splits: o.s.map(([t, payTo, amount]) => ({
                 recipientType: t === 0 ? ('provider' as const) : ('platform' as const),
                 payTo,
