@@ -110,7 +110,7 @@ async function embeddings(request: FastifyRequest, reply: FastifyReply, deps: De
   const upstream = await deps.inference.embeddings(model);
   const upstreamModel = model.upstream.type === 'openai' ? (model.upstream.model ?? model.id) : model.id;
   const abort = abortOnClientClose(reply);
-  const stop = keepLeaseAlive(lease);
+  const stop = keepLeaseAlive(lease, deps.config.leaseMs);
   const r = await upstream.embed({ ...req, model: upstreamModel }, abort.signal).finally(stop);
   if (!r.ok)
     return r.kind === 'rejected' ? sendRejected(reply, lease, r) : sendUpstreamFailure(reply, lease, r);

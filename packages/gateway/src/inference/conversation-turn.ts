@@ -97,7 +97,7 @@ export async function conversationTurn(
 
   const upstream = await deps.inference.chat(model);
   const abort = abortOnClientClose(reply);
-  const stop = keepLeaseAlive(lease);
+  const stop = keepLeaseAlive(lease, deps.config.leaseMs);
   const r = await upstream
     .complete(upstreamChatBody(model, { ...chat, stream: false }, maxTokens), abort.signal)
     .finally(stop);

@@ -15,7 +15,8 @@ import { sseEvent } from './upstreams/sse.ts';
 import { type Json, UpstreamCut, type UpstreamFailure, type UpstreamRejected } from './upstreams/upstream.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-const RENEW_EVERY_MS = 10_000;
+/** Renew well before the lease runs out, and at least this often. */
+const MAX_RENEW_EVERY_MS = 10_000;
 
 /**
  * Answers the outcomes that end the request at the gate (402, errors, replays).
@@ -57,10 +58,11 @@ function failedReceipt(lease: PaidLease): string {
   return encodePaymentReceipt({ ...decodePaymentReceipt(lease.receiptHeader), success: false });
 }
 
-/** Keeps a lease alive while a slow upstream works; returns the stopper. */
-export function keepLeaseAlive(lease: PaidLease | null): () => void {
+/** Keeps a lease (of `leaseMs`) alive while a slow upstream works; returns the stopper. */
+export function keepLeaseAlive(lease: PaidLease | null, leaseMs: number): () => void {
   if (!lease) return () => {};
-  const t = setInterval(() => void lease.renew().catch(() => {}), RENEW_EVERY_MS);
+  const every = Math.max(100, Math.min(MAX_RENEW_EVERY_MS, Math.floor(leaseMs / 3)));
+  const t = setInterval(() => void lease.renew().catch(() => {}), every);
   t.unref();
   return () => clearInterval(t);
 }
@@ -126,6 +128,7 @@ export interface StreamOptions {
   chunks: AsyncIterable<Json>;
   publicModel: string;
   maxStoredBytes: number;
+  leaseMs: number;
   /** Aborts the upstream call; fired when the client goes away. */
   abort: AbortController;
   /** Usage to report when the upstream sent none (counted by the gateway). */
@@ -151,7 +154,7 @@ function trackChunk(chunk: Json, s: StreamSummary): void {
 export async function streamChat(o: StreamOptions): Promise<FastifyReply> {
   const { reply, lease } = o;
   const it = o.chunks[Symbol.asyncIterator]();
-  const stopRenew = keepLeaseAlive(lease);
+  const stopRenew = keepLeaseAlive(lease, o.leaseMs);
   let next: IteratorResult<Json>;
   try {
     next = await it.next();

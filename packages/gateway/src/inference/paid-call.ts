@@ -93,7 +93,7 @@ export interface ChatCall {
 export async function runChat(c: ChatCall): Promise<FastifyReply> {
   const abort = abortOnClientClose(c.reply);
   if (c.stream) {
-    const stopWaiting = keepLeaseAlive(c.lease);
+    const stopWaiting = keepLeaseAlive(c.lease, c.deps.config.leaseMs);
     const r = await c.upstream.stream(c.body, abort.signal).finally(stopWaiting);
     if (!r.ok)
       return r.kind === 'rejected'
@@ -105,11 +105,12 @@ export async function runChat(c: ChatCall): Promise<FastifyReply> {
       chunks: r.value,
       publicModel: c.model.id,
       maxStoredBytes: c.deps.config.maxResponseBytes,
+      leaseMs: c.deps.config.leaseMs,
       abort,
       usageFallback: (s) => countedUsage(c.tok, c.promptTokens, [s.content]),
     });
   }
-  const stop = keepLeaseAlive(c.lease);
+  const stop = keepLeaseAlive(c.lease, c.deps.config.leaseMs);
   const r = await c.upstream.complete(c.body, abort.signal).finally(stop);
   if (!r.ok)
     return r.kind === 'rejected'

@@ -15,7 +15,8 @@ import { type InferenceHarness, PRICING_DATE, startInferenceHarness } from './in
 let h: InferenceHarness;
 let payer: PaymentWallet;
 beforeAll(async () => {
-  h = await startInferenceHarness();
+  // A short lease, so a slow upstream outlives it unless the gateway renews it.
+  h = await startInferenceHarness({ env: { TOLLGATE_LEASE_MS: '1000' } });
   payer = await h.newPayer('solana', '5');
 });
 afterAll(async () => {
@@ -186,6 +187,26 @@ describe('POST /v1/chat/completions', () => {
       reason: 'bad_response',
     });
     expect((await fetch(url(), withPayment(post(body), header))).status).toBe(200);
+  });
+
+  it('holds the payment for a slow upstream past the lease length, so a concurrent retry cannot run it twice', async () => {
+    const body = {
+      model: 'fake-chat',
+      messages: [{ role: 'user', content: 'take your time' }],
+      max_tokens: 2,
+    };
+    const { requirement } = await challenge(url(), post(body));
+    const { header } = await payFor(payer, requirement);
+    h.fake.queue.push('slow');
+    h.fake.slowMs = 1800;
+    const calls = h.fake.received.length;
+    const first = fetch(url(), withPayment(post(body), header));
+    await new Promise((r) => setTimeout(r, 1400));
+    const concurrent = await fetch(url(), withPayment(post(body), header));
+    expect(concurrent.status).toBe(409);
+    expect(await concurrent.json()).toMatchObject({ error: 'payment_in_progress', retryable: true });
+    expect((await first).status).toBe(200);
+    expect(h.fake.received.length).toBe(calls + 1);
   });
 
   it('streams SSE with usage in the final chunk, and replays the same stream', async () => {

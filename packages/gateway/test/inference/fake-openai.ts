@@ -16,7 +16,8 @@ export type FakeMode =
   | 'reject400'
   | 'no_usage'
   | 'unauthorized'
-  | 'no_choices';
+  | 'no_choices'
+  | 'slow';
 
 export interface FakeRequest {
   path: string;
@@ -32,6 +33,8 @@ export interface FakeOpenAi {
   received: FakeRequest[];
   /** Words the fake model answers with (before max_tokens truncation, one token each). */
   words: string[];
+  /** How long 'slow' waits before answering, ms. */
+  slowMs: number;
   close(): Promise<void>;
 }
 
@@ -44,6 +47,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
     queue: [],
     received: [],
     words: ['Hello', ' from', ' the', ' fake', ' upstream', ' model', '.'],
+    slowMs: 1500,
     close: async () => {},
   };
   const server: Server = createServer((req, res) => {
@@ -55,6 +59,10 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
       fake.received.push({ path, headers: req.headers, body });
       const mode = fake.queue.shift() ?? 'ok';
       if (mode === 'hang') return;
+      if (mode === 'slow') return void setTimeout(() => answer(mode, path, body), fake.slowMs);
+      answer(mode, path, body);
+    });
+    const answer = (mode: FakeMode, path: string, body: Record<string, unknown>): void => {
       if (mode === 'fail500')
         return void res
           .writeHead(500, { 'content-type': 'application/json' })
@@ -114,7 +122,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
       if (include && mode !== 'no_usage')
         send({ ...base, object: 'chat.completion.chunk', choices: [], usage });
       res.end('data: [DONE]\n\n');
-    });
+    };
   });
   server.on('connection', (s) => {
     sockets.add(s);

@@ -68,14 +68,16 @@ export interface InferenceHarness extends Harness {
   signIn(owner?: Owner): Promise<{ token: string; owner: Owner }>;
 }
 
-export async function startInferenceHarness(opts: { chains?: Chains } = {}): Promise<InferenceHarness> {
+export async function startInferenceHarness(
+  opts: { chains?: Chains; env?: Record<string, string> } = {},
+): Promise<InferenceHarness> {
   const fake = await startFakeOpenAi();
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-models-'));
   const file = join(dir, 'models.json');
   writeFileSync(file, JSON.stringify(modelsFile(fake.url)));
   const h = await startHarness({
     ...(opts.chains ? { chains: opts.chains } : {}),
-    env: { TOLLGATE_MODELS_FILE: file },
+    env: { ...opts.env, TOLLGATE_MODELS_FILE: file },
   });
   return {
     ...h,
