@@ -4,10 +4,13 @@
  * once per payment: both items carry the redemption id, and a later attempt under the
  * same redemption (after a lost lease or a crash between storing and completing)
  * answers from the stored items instead of calling the model and appending again.
+ * With `stream: true` the turn streams like a chat completion; its last chunk before
+ * `[DONE]` carries `conversation_id` and the stored `items`.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { sendError } from '../errors.ts';
+import type { PaidLease } from '../payments/gate.ts';
 import type { Conversation, ConversationItem } from '../store/store.ts';
 import { capForBudget, countChatPrompt, planChat, upstreamChatBody } from './chat-plan.ts';
 import type { ChatMessage, ChatRequest } from './chat-request.ts';
@@ -18,10 +21,12 @@ import {
   sendPaidJson,
   sendRejected,
   sendUpstreamFailure,
+  streamChat,
 } from './deliver.ts';
 import { abortOnClientClose, choiceTexts, countedUsage, gate, modelFor } from './paid-call.ts';
 import { inferenceQuote } from './quote.ts';
-import type { Json } from './upstreams/upstream.ts';
+import { sseEvent } from './upstreams/sse.ts';
+import { failed, type Json } from './upstreams/upstream.ts';
 
 function turnResponse(conv: Conversation, model: string, items: ConversationItem[], completion: Json | null) {
   const reply = items.find((i) => i.role === 'assistant');
@@ -77,9 +82,15 @@ export async function conversationTurn(
   if (answered) return answered;
   const lease = outcome.kind === 'paid' ? outcome.lease : null;
 
+  const stream = turn.stream === true;
+  const redemptionId = lease?.redemption.id ?? null;
   if (lease) {
-    const stored = history.filter((i) => i.redemptionId === lease.redemption.id);
-    if (stored.length > 0) return sendPaidJson(reply, lease, 200, turnResponse(conv, model.id, stored, null));
+    const stored = history.filter((i) => i.redemptionId === redemptionId);
+    if (stored.length > 0) {
+      return stream
+        ? sendStoredTurnStream(reply, lease, conv, model.id, stored)
+        : sendPaidJson(reply, lease, 200, turnResponse(conv, model.id, stored, null));
+    }
   }
   // The history may have grown since the quote; the price paid still bounds the cap.
   const maxTokens = lease ? capForBudget(model, plan, lease.claims.price) : plan.maxTokens;
@@ -95,29 +106,92 @@ export async function conversationTurn(
     );
   }
 
+  /** Appends the turn; null when the conversation was deleted while the model answered. */
+  const storeTurn = async (text: string, usage: Json): Promise<ConversationItem[] | null> => {
+    try {
+      return await deps.store.conversations.append(conv.id, [
+        { role: 'user', content, redemptionId, usage: null },
+        { role: 'assistant', content: text, redemptionId, usage },
+      ]);
+    } catch (err) {
+      request.log.warn({ err, conversation: conv.id }, 'conversation turn could not be stored');
+      return null;
+    }
+  };
+
   const upstream = await deps.inference.chat(model);
+  const body = upstreamChatBody(model, { ...chat, stream }, maxTokens);
   const abort = abortOnClientClose(reply);
   const stop = keepLeaseAlive(lease, deps.config.leaseMs);
-  const r = await upstream
-    .complete(upstreamChatBody(model, { ...chat, stream: false }, maxTokens), abort.signal)
-    .finally(stop);
+  if (stream) {
+    const r = await upstream.stream(body, abort.signal).finally(stop);
+    if (!r.ok)
+      return r.kind === 'rejected' ? sendRejected(reply, lease, r) : sendUpstreamFailure(reply, lease, r);
+    return streamChat({
+      reply,
+      lease,
+      chunks: r.value,
+      publicModel: model.id,
+      maxStoredBytes: deps.config.maxResponseBytes,
+      leaseMs: deps.config.leaseMs,
+      abort,
+      usageFallback: (sum) => countedUsage(tok, plan.promptTokens, [sum.content]),
+      beforeDone: async (sum) => {
+        const items = await storeTurn(sum.content, sum.usage ?? {});
+        return items ? { conversation_id: conv.id, items: items.map(itemView) } : null;
+      },
+    });
+  }
+
+  const r = await upstream.complete(body, abort.signal).finally(stop);
   if (!r.ok)
     return r.kind === 'rejected' ? sendRejected(reply, lease, r) : sendUpstreamFailure(reply, lease, r);
+  if (!Array.isArray(r.value.choices))
+    return sendUpstreamFailure(reply, lease, failed('upstream_error', 'bad_response'));
   const completion: Json = { ...r.value, model: model.id };
   const text = choiceTexts(completion)[0] ?? '';
   completion.usage ??= countedUsage(tok, plan.promptTokens, [text]);
-  const redemptionId = lease?.redemption.id ?? null;
-  let items: ConversationItem[];
-  try {
-    items = await deps.store.conversations.append(conv.id, [
-      { role: 'user', content, redemptionId, usage: null },
-      { role: 'assistant', content: text, redemptionId, usage: completion.usage as Record<string, unknown> },
-    ]);
-  } catch (err) {
-    // The conversation was deleted while the model answered.
-    request.log.warn({ err, conversation: conv.id }, 'conversation turn could not be stored');
+  const items = await storeTurn(text, completion.usage as Json);
+  if (!items) {
     if (lease) await lease.release();
     return sendError(reply, 'not_found', 'the conversation no longer exists');
   }
   return sendPaidJson(reply, lease, 200, turnResponse(conv, model.id, items, completion));
+}
+
+/** A turn stored by an earlier attempt under this payment, sent again as a stream. */
+async function sendStoredTurnStream(
+  reply: FastifyReply,
+  lease: PaidLease,
+  conv: Conversation,
+  model: string,
+  items: ConversationItem[],
+): Promise<FastifyReply> {
+  const answer = items.find((i) => i.role === 'assistant');
+  const base = {
+    id: `chatcmpl-${answer?.id ?? conv.id}`,
+    object: 'chat.completion.chunk',
+    created: Math.floor(Date.now() / 1000),
+    model,
+  };
+  const events = [
+    {
+      ...base,
+      choices: [
+        { index: 0, delta: { role: 'assistant', content: answer?.content ?? '' }, finish_reason: null },
+      ],
+    },
+    { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
+    {
+      ...base,
+      choices: [],
+      usage: answer?.usage ?? null,
+      conversation_id: conv.id,
+      items: items.map(itemView),
+    },
+  ];
+  const text = events.map((e) => sseEvent(JSON.stringify(e))).join('') + sseEvent('[DONE]');
+  const headers = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
+  await lease.complete({ status: 200, headers, body: Buffer.from(text) });
+  return reply.code(200).headers(headers).header('x-payment-response', lease.receiptHeader).send(text);
 }

@@ -48,6 +48,7 @@ export const turnSchema = chatRequestSchema
   .extend({
     content: z.string().min(1).max(200_000),
     model: z.string().min(1).max(256).optional(),
+    stream: z.boolean().optional(),
   })
   .strict();
 export type TurnRequest = z.infer<typeof turnSchema>;

@@ -133,6 +133,11 @@ export interface StreamOptions {
   abort: AbortController;
   /** Usage to report when the upstream sent none (counted by the gateway). */
   usageFallback(summary: StreamSummary): Json;
+  /**
+   * Called when the upstream finished; its fields go out in one last chunk before
+   * `[DONE]`. Resolving null (or failing) ends the stream with an error instead.
+   */
+  beforeDone?: (summary: StreamSummary) => Promise<Json | null>;
 }
 
 function trackChunk(chunk: Json, s: StreamSummary): void {
@@ -221,6 +226,27 @@ export async function streamChat(o: StreamOptions): Promise<FastifyReply> {
     if (lease) await lease.release();
     return reply;
   }
+  const finalChunk = (fields: Json) =>
+    sseEvent(
+      JSON.stringify({
+        id: 'final',
+        object: 'chat.completion.chunk',
+        created: Math.floor(Date.now() / 1000),
+        model: o.publicModel,
+        choices: [],
+        ...fields,
+      }),
+    );
+  if (cut === null && !summary.usage) {
+    summary.usage = o.usageFallback(summary);
+    await write(finalChunk({ usage: summary.usage }));
+  }
+  if (cut === null && o.beforeDone) {
+    // Runs once the answer is whole and before [DONE]: a conversation stores its turn here.
+    const extra = await o.beforeDone(summary).catch(() => null);
+    if (extra === null) cut = 'not_stored';
+    else await write(finalChunk(extra));
+  }
   if (cut !== null) {
     const error = {
       message: `the model upstream cut the stream (${cut})${lease ? '; retry with the same X-PAYMENT' : ''}`,
@@ -232,22 +258,6 @@ export async function streamChat(o: StreamOptions): Promise<FastifyReply> {
     if (lease) await lease.release();
     raw.end();
     return reply;
-  }
-  if (!summary.usage) {
-    const usage = o.usageFallback(summary);
-    summary.usage = usage;
-    await write(
-      sseEvent(
-        JSON.stringify({
-          id: 'usage',
-          object: 'chat.completion.chunk',
-          created: Math.floor(Date.now() / 1000),
-          model: o.publicModel,
-          choices: [],
-          usage,
-        }),
-      ),
-    );
   }
   await write(sseEvent('[DONE]'));
   if (lease) {

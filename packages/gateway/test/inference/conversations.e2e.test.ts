@@ -217,6 +217,39 @@ describe('paid conversation turns', () => {
     expect(items.body.data.map((i: Json) => i.role)).toEqual(['user', 'assistant']);
   });
 
+  it('sends a stored turn again as a stream when a streaming retry takes over', async () => {
+    const conv = await call(alice, 'POST', '/v1/conversations', { model: 'fake-chat' });
+    const url = `${h.baseUrl}/v1/conversations/${conv.body.id}/messages`;
+    const turn = { content: 'stream and remember', stream: true, max_tokens: 2 };
+    const { requirement } = await challenge(url, turnInit(alice, turn));
+    const { header } = await payFor(payer, requirement);
+    const redemptions = h.store.redemptions;
+    const complete = redemptions.complete;
+    redemptions.complete = async () => false;
+    try {
+      await (await fetch(url, withPayment(turnInit(alice, turn), header))).text();
+    } finally {
+      redemptions.complete = complete;
+    }
+    const calls = h.fake.received.length;
+    h.setClockOffset(h.config.leaseMs + 1000);
+    let text: string;
+    try {
+      text = await (await fetch(url, withPayment(turnInit(alice, turn), header))).text();
+    } finally {
+      h.setClockOffset(0);
+    }
+    expect(h.fake.received.length).toBe(calls);
+    const events = text
+      .split('\n\n')
+      .filter((e) => e.startsWith('data: '))
+      .map((e) => e.slice(6));
+    expect(events.at(-1)).toBe('[DONE]');
+    expect(JSON.parse(events[0]!).choices[0].delta.content).toBe('Hello from');
+    expect(JSON.parse(events.at(-2)!).items).toHaveLength(2);
+    expect((await call(alice, 'GET', `/v1/conversations/${conv.body.id}/items`)).body.data).toHaveLength(2);
+  });
+
   it('keeps the proof usable and stores nothing when the model fails', async () => {
     const conv = await call(alice, 'POST', '/v1/conversations', { model: 'fake-chat' });
     const url = `${h.baseUrl}/v1/conversations/${conv.body.id}/messages`;
@@ -229,5 +262,37 @@ describe('paid conversation turns', () => {
     expect((await call(alice, 'GET', `/v1/conversations/${conv.body.id}/items`)).body.data).toEqual([]);
     expect((await fetch(url, withPayment(turnInit(alice, turn), header))).status).toBe(200);
     expect((await call(alice, 'GET', `/v1/conversations/${conv.body.id}/items`)).body.data).toHaveLength(2);
+  });
+
+  it('streams a turn, stores it once when the stream completes, and stores nothing for a cut stream', async () => {
+    const conv = await call(alice, 'POST', '/v1/conversations', { model: 'fake-chat' });
+    const id = conv.body.id as string;
+    const url = `${h.baseUrl}/v1/conversations/${id}/messages`;
+    const turn = { content: 'stream a turn', stream: true, max_tokens: 4 };
+    const { requirement } = await challenge(url, turnInit(alice, turn));
+    const { header } = await payFor(payer, requirement);
+    const events = async (res: Response) =>
+      (await res.text())
+        .split('\n\n')
+        .filter((e) => e.startsWith('data: '))
+        .map((e) => e.slice(6));
+
+    h.fake.queue.push('cut');
+    const cut = await events(await fetch(url, withPayment(turnInit(alice, turn), header)));
+    expect(JSON.parse(cut.at(-1)!)).toMatchObject({ error: { retryable: true } });
+    expect((await call(alice, 'GET', `/v1/conversations/${id}/items`)).body.data).toEqual([]);
+
+    const res = await fetch(url, withPayment(turnInit(alice, turn), header));
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const ok = await events(res);
+    expect(ok.at(-1)).toBe('[DONE]');
+    const last = JSON.parse(ok.at(-2)!) as Json;
+    expect(last.conversation_id).toBe(id);
+    expect(last.items.map((i: Json) => i.content[0].text)).toEqual(['stream a turn', 'Hello from the fake']);
+    expect(last.items[1].usage).toMatchObject({ completion_tokens: 4 });
+
+    const replay = await fetch(url, withPayment(turnInit(alice, turn), header));
+    expect(await events(replay)).toEqual(ok);
+    expect((await call(alice, 'GET', `/v1/conversations/${id}/items`)).body.data).toHaveLength(2);
   });
 });
