@@ -80,7 +80,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
       }
       if (mode === 'no_choices')
         return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"surprise":true}');
-      if (path === '/embeddings') return embeddings(res, body);
+      if (path === '/embeddings') return void embeddings(res, body);
       const max = Number(body.max_tokens ?? body.max_completion_tokens ?? 16);
       const words = fake.words.slice(0, max);
       const usage = {
