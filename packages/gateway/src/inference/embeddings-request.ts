@@ -6,6 +6,8 @@ import { tokenPrice } from './pricing.ts';
 import type { Tokenizer } from './tokenizer.ts';
 
 const MAX_INPUTS = 2048;
+/** The in-process model computes on the event loop: keep one request short. */
+export const MAX_LOCAL_INPUTS = 64;
 const tokenIds = z.array(z.number().int().min(0).max(10_000_000)).min(1);
 
 export const embeddingsRequestSchema = z.strictObject({
@@ -45,6 +47,13 @@ export function planEmbeddings(model: ModelEntry, tok: Tokenizer, req: Embedding
         param: 'input',
         reason: 'context_length_exceeded',
       },
+    );
+  }
+  if (model.upstream.type === 'local-embeddings' && counts.length > MAX_LOCAL_INPUTS) {
+    throw new ApiError(
+      'invalid_request',
+      `${model.id} takes at most ${MAX_LOCAL_INPUTS} inputs per request`,
+      { param: 'input' },
     );
   }
   if (model.upstream.type === 'local-embeddings' && req.dimensions !== undefined && req.dimensions !== 512) {

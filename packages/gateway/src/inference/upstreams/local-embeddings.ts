@@ -8,7 +8,7 @@ import type { Tokenizer } from '../tokenizer.ts';
 import { type EmbeddingsUpstream, failed, type Json } from './upstream.ts';
 
 export const LOCAL_EMBEDDING_DIMENSIONS = 512;
-const BATCH = 32;
+const BATCH = 16;
 
 interface Model {
   embed(input: string[]): Promise<number[][]>;
@@ -69,6 +69,8 @@ export function createLocalEmbeddings(publicId: string, tok: Tokenizer): Embeddi
       const vectors: number[][] = [];
       for (let i = 0; i < texts.length; i += BATCH) {
         if (signal.aborted) return failed('upstream_error', 'aborted');
+        // Let other requests run between batches: the model computes on the event loop.
+        await new Promise((resolve) => setImmediate(resolve));
         vectors.push(...(await m.embed(texts.slice(i, i + BATCH))));
       }
       const base64 = body.encoding_format === 'base64';
