@@ -5,6 +5,7 @@
  * conversations and PATCH are our extensions.
  */
 import { z } from 'zod';
+import { ApiError } from '../errors.ts';
 import type { Conversation, ConversationItem, ConversationRepo } from '../store/store.ts';
 import { chatRequestSchema } from './chat-request.ts';
 
@@ -84,13 +85,22 @@ export function itemView(i: ConversationItem) {
 /** Longest history a turn will load; a longer one would not fit any context window anyway. */
 const MAX_HISTORY_ITEMS = 20_000;
 
-/** Every item of a conversation in order. */
+/** Every item of a conversation in order. Throws a 400 for a history too long to send. */
 export async function allItems(repo: ConversationRepo, conversationId: string): Promise<ConversationItem[]> {
   const out: ConversationItem[] = [];
   for (;;) {
     const last = out.at(-1);
     const page = await repo.items(conversationId, { limit: 500, ...(last ? { after: last.seq } : {}) });
     out.push(...page);
-    if (page.length < 500 || out.length >= MAX_HISTORY_ITEMS) return out;
+    if (out.length > MAX_HISTORY_ITEMS) {
+      throw new ApiError(
+        'invalid_request',
+        `the conversation has more than ${MAX_HISTORY_ITEMS} items; start a new one`,
+        {
+          reason: 'context_length_exceeded',
+        },
+      );
+    }
+    if (page.length < 500) return out;
   }
 }
