@@ -1,0 +1,95 @@
+/** Bench settings from the command line (`npm run bench -- --quick --rounds 5`). */
+import { parseArgs } from 'node:util';
+
+export interface BenchOptions {
+  rounds: number;
+  roundS: number;
+  warmupS: number;
+  drainMs: number;
+  soakS: number;
+  connections: number;
+  payments: number;
+  paymentBudgetS: number;
+  profile: boolean;
+  logLevel: string;
+  serverCpu: string;
+  upstreamCpu: string;
+  chainCpu: string;
+  loadCpu: string;
+  databaseUrl: string | null;
+  healthIntervalMs: number;
+  keep: boolean;
+  /** Scenario keys to run (402, free, big, paid); all when empty. */
+  only: string[];
+}
+
+const HELP = `npm run bench -- [options]
+  --quick                 short smoke run (~1 min): 3 rounds of 2 s, 10 s soaks, 1500 payments
+  --rounds N              measured rounds per scenario (default 3)
+  --round-seconds S       length of each measured run (default 4)
+  --warmup-seconds S      warm-up run per configuration (default 2)
+  --soak-seconds S        memory soak per route (default 30; 0 skips)
+  --payments N            real payments prepared for the paid scenario (default 6000)
+  --payment-budget S      stop preparing payments after S seconds (default 75)
+  --profile               afterwards, profile the gateway in each scenario and print the top frames
+  --log-level L           gateway LOG_LEVEL (default info, the production default)
+  --upstream-cpu C        CPU of the upstream (default 0, shared with the server under test)
+  --database-url URL      gateway DATABASE_URL (default: SQLite in a temp file); an empty database
+  --health-interval-ms N  gateway active health checks (default 0 = off; see docs/performance.md)
+  --only LIST             run only these scenarios, e.g. --only 402,free (402, free, big, paid)
+  --keep                  keep the temp directory (configs, logs, proofs)`;
+
+export function parseOptions(argv: string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean', default: false },
+      rounds: { type: 'string' },
+      'round-seconds': { type: 'string' },
+      'warmup-seconds': { type: 'string' },
+      'soak-seconds': { type: 'string' },
+      payments: { type: 'string' },
+      'payment-budget': { type: 'string' },
+      profile: { type: 'boolean', default: false },
+      'log-level': { type: 'string' },
+      'upstream-cpu': { type: 'string' },
+      'database-url': { type: 'string' },
+      'health-interval-ms': { type: 'string' },
+      keep: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(HELP);
+    process.exit(0);
+  }
+  const quick = values.quick === true;
+  const num = (v: string | undefined, d: number, min: number) => {
+    if (v === undefined) return d;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < min)
+      throw new Error(`bad option value ${v} (expected a number ≥ ${min})\n${HELP}`);
+    return n;
+  };
+  return {
+    rounds: num(values.rounds, 3, 1),
+    roundS: num(values['round-seconds'], quick ? 2 : 4, 2),
+    warmupS: num(values['warmup-seconds'], quick ? 2 : 2, 2),
+    drainMs: 500,
+    soakS: num(values['soak-seconds'], quick ? 10 : 30, 0),
+    connections: 32,
+    payments: num(values.payments, quick ? 1500 : 6000, 0),
+    paymentBudgetS: num(values['payment-budget'], quick ? 20 : 75, 1),
+    profile: values.profile === true,
+    logLevel: values['log-level'] ?? 'info',
+    serverCpu: '0',
+    upstreamCpu: values['upstream-cpu'] ?? '0',
+    chainCpu: '1',
+    loadCpu: '1',
+    databaseUrl: values['database-url'] ?? null,
+    healthIntervalMs: num(values['health-interval-ms'], 0, 0),
+    keep: values.keep === true,
+    only: (values.only ?? '').split(',').filter(Boolean),
+  };
+}

@@ -1,0 +1,181 @@
+/**
+ * Turns rounds into medians and same-round ratios, checks DESIGN §5's targets, and
+ * prints the table. Ratios are medians of per-round ratios (each paired with the
+ * baseline measured in the same round), as in shared/notes/performance.md.
+ */
+import type { Config, ScenarioResult } from './scenario.ts';
+import { median, range } from './stats.ts';
+
+export interface ConfigSummary {
+  key: string;
+  label: string;
+  rps: number;
+  rpsRange: [number, number];
+  p50Ms: number;
+  p99Ms: number;
+  /** Median over rounds of p99 / p50. */
+  tail: number;
+  cpuUsPerReq: number;
+  /** Median CPU µs per request of the other watched processes (upstream, chain). */
+  othersUsPerReq: Record<string, number>;
+  /** Median per-round rps ratio against each baseline of the scenario. */
+  ratios: Record<string, number>;
+  /** Median per-round ratio of this config's CPU per request to each baseline's. */
+  cpuRatios: Record<string, number>;
+  problems: string[];
+}
+
+export interface ScenarioSummary {
+  key: string;
+  title: string;
+  baselines: string[];
+  configs: ConfigSummary[];
+  stealSec: number;
+  loadCpuBusy: number;
+}
+
+export function summarize(
+  key: string,
+  title: string,
+  configs: Config[],
+  baselines: string[],
+  result: ScenarioResult,
+): ScenarioSummary {
+  const { rounds } = result;
+  const summaries = configs.map((cfg): ConfigSummary => {
+    const runs = rounds.map((r) => r[cfg.key]!);
+    const ratios: Record<string, number> = {};
+    const cpuRatios: Record<string, number> = {};
+    for (const b of baselines) {
+      const base = configs.find((c) => c.key === b)!;
+      ratios[b] = median(rounds.map((r) => r[cfg.key]!.rps / r[b]!.rps));
+      cpuRatios[b] = median(
+        rounds.map((r) => r[cfg.key]!.cpuUsPerReq[cfg.server.name]! / r[b]!.cpuUsPerReq[base.server.name]!),
+      );
+    }
+    const othersUsPerReq: Record<string, number> = {};
+    for (const o of cfg.others ?? [])
+      othersUsPerReq[o.name] = median(runs.map((r) => r.cpuUsPerReq[o.name]!));
+    return {
+      key: cfg.key,
+      label: cfg.label,
+      rps: median(runs.map((r) => r.rps)),
+      rpsRange: range(runs.map((r) => r.rps)),
+      p50Ms: median(runs.map((r) => r.p50Ms)),
+      p99Ms: median(runs.map((r) => r.p99Ms)),
+      tail: median(runs.map((r) => r.p99Ms / r.p50Ms)),
+      cpuUsPerReq: median(runs.map((r) => r.cpuUsPerReq[cfg.server.name]!)),
+      othersUsPerReq,
+      ratios,
+      cpuRatios,
+      problems: [...new Set(runs.flatMap((r) => r.problems))],
+    };
+  });
+  const all = rounds.flatMap((r) => Object.values(r));
+  return {
+    key,
+    title,
+    baselines,
+    configs: summaries,
+    stealSec: all.reduce((s, r) => s + r.cpus.reduce((t, c) => t + c.stealSec, 0), 0),
+    loadCpuBusy: median(all.map((r) => r.cpus[1]?.busy ?? Number.NaN)),
+  };
+}
+
+export interface Target {
+  name: string;
+  holds: boolean;
+  detail: string;
+}
+
+const f = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
+
+export function ratioTarget(
+  name: string,
+  s: ScenarioSummary | undefined,
+  ours: string,
+  baseline: string,
+  min: number,
+): Target {
+  const c = s?.configs.find((x) => x.key === ours);
+  const b = s?.configs.find((x) => x.key === baseline);
+  if (!s || !c || !b) return { name, holds: false, detail: 'not measured' };
+  const r = c.ratios[baseline]!;
+  return {
+    name,
+    holds: r >= min,
+    detail:
+      `${f(r)}× (target ≥ ${min}×): ${c.rps.toFixed(0)} vs ${b.rps.toFixed(0)} req/s median; ` +
+      `CPU ${c.cpuUsPerReq.toFixed(0)} vs ${b.cpuUsPerReq.toFixed(0)} µs/req`,
+  };
+}
+
+export function tailTargets(scenarios: ScenarioSummary[], ours: (key: string) => boolean): Target[] {
+  const out: Target[] = [];
+  for (const s of scenarios) {
+    for (const c of s.configs) {
+      if (!ours(c.key)) continue;
+      out.push({
+        name: `p99 ≤ 4× p50: ${s.title} / ${c.label}`,
+        holds: c.tail <= 4,
+        detail: `p99/p50 = ${f(c.tail)} (p50 ${f(c.p50Ms)} ms, p99 ${f(c.p99Ms)} ms)`,
+      });
+    }
+  }
+  return out;
+}
+
+function pad(s: string, n: number, right = false): string {
+  return right ? s.padStart(n) : s.padEnd(n);
+}
+
+export function formatTable(scenarios: ScenarioSummary[]): string {
+  const head = [
+    pad('scenario', 22),
+    pad('config', 30),
+    pad('req/s', 8, true),
+    pad('(min–max)', 15, true),
+    pad('p50 ms', 8, true),
+    pad('p99 ms', 8, true),
+    pad('p99/p50', 8, true),
+    pad('CPU µs/req', 11, true),
+    '  ratio vs baselines (rps; CPU/req)',
+  ].join(' ');
+  const lines = [head, '-'.repeat(head.length + 10)];
+  for (const s of scenarios) {
+    for (const c of s.configs) {
+      const ratios = s.baselines
+        .filter((b) => b !== c.key)
+        .map((b) => {
+          const label = s.configs.find((x) => x.key === b)!.label;
+          return `${f(c.ratios[b]!)}× ${label} (CPU ${f(c.cpuRatios[b]!)}×)`;
+        })
+        .join(', ');
+      lines.push(
+        [
+          pad(s.title, 22),
+          pad(c.label, 30),
+          pad(c.rps.toFixed(0), 8, true),
+          pad(`(${c.rpsRange[0].toFixed(0)}–${c.rpsRange[1].toFixed(0)})`, 15, true),
+          pad(f(c.p50Ms), 8, true),
+          pad(f(c.p99Ms), 8, true),
+          pad(f(c.tail), 8, true),
+          pad(c.cpuUsPerReq.toFixed(0), 11, true),
+          `  ${ratios}`,
+        ].join(' '),
+      );
+      const others = Object.entries(c.othersUsPerReq);
+      if (others.length) {
+        lines.push(
+          `${' '.repeat(54)}(+ ${others.map(([k, v]) => `${k} ${v.toFixed(0)} µs/req`).join(', ')})`,
+        );
+      }
+      for (const p of c.problems) lines.push(`${' '.repeat(54)}! ${p}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+export function formatTargets(targets: Target[]): string {
+  return targets.map((t) => `${t.holds ? 'HOLDS ' : 'MISSES'}  ${t.name}: ${t.detail}`).join('\n');
+}

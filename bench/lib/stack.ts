@@ -1,0 +1,209 @@
+/**
+ * Starts everything the scenarios need, each in its own pinned process: the sandbox
+ * chains, the reference upstream, the real gateway, the bare 402 server, the
+ * @x402/express server (with its facilitator stub) and nginx. Then checks that each
+ * answers what its scenario expects before anything is timed.
+ */
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { newSolanaKey, newSuiKey } from '@tollgate/client';
+import { type Child, spawnPinned } from './children.ts';
+import { type FacilitatorStub, startFacilitatorStub } from './facilitator-stub.ts';
+import { freePort } from './net.ts';
+import { startNginx } from './nginx.ts';
+
+const SERVERS = new URL('../servers/', import.meta.url).pathname;
+const SOLANA_MAINNET = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
+
+export interface StackOptions {
+  dir: string;
+  nginxBinary: string;
+  serverCpu: string;
+  upstreamCpu: string;
+  chainCpu: string;
+  logLevel: string;
+  databaseUrl: string;
+  /** Active health-check interval for the gateway (0 = off). */
+  healthIntervalMs: number;
+  profileDir?: string;
+  log: (line: string) => void;
+}
+
+export interface Stack {
+  chains: Child;
+  upstream: Child;
+  gateway: Child;
+  bare402: Child;
+  x402: Child;
+  nginx: Child;
+  facilitator: FacilitatorStub;
+  solanaRpcUrl: string;
+  faucetUrl: string;
+  gatewayBase: string;
+  upstreamBase: string;
+  nginxBase: string;
+  bare402Url: string;
+  x402Url: string;
+  /** The gateway's 402 for GET /p/bench/paid: body bytes and header set. */
+  challenge: { bytes: number; headerBytes: number; accepts: number };
+}
+
+const node = process.execPath;
+const server = (name: string) => join(SERVERS, name);
+
+/** Header set of a response without the per-connection ones (date, keep-alive, length). */
+function stableHeaders(res: Response): Record<string, string> {
+  const skip = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+  const out: Record<string, string> = {};
+  res.headers.forEach((v, k) => {
+    if (!skip.has(k)) out[k] = v;
+  });
+  return out;
+}
+
+async function expectResponse(
+  url: string,
+  status: number,
+  minBytes: number,
+  what: string,
+): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(url);
+  } catch (e) {
+    throw new Error(`${what}: ${url} is unreachable: ${(e as Error).message}`);
+  }
+  const body = await res.clone().arrayBuffer();
+  if (res.status !== status || body.byteLength < minBytes) {
+    throw new Error(
+      `${what}: ${url} answered ${res.status} with ${body.byteLength} bytes, expected ${status} with ≥ ${minBytes}: ` +
+        Buffer.from(body).subarray(0, 300).toString(),
+    );
+  }
+  return res;
+}
+
+export async function startStack(o: StackOptions): Promise<Stack> {
+  o.log(
+    `starting servers (gateway, baselines and upstream on CPU ${o.serverCpu}/${o.upstreamCpu}, chains on CPU ${o.chainCpu})`,
+  );
+  const chains = await spawnPinned({
+    name: 'chains',
+    cpu: o.chainCpu,
+    command: node,
+    args: [server('chains.ts')],
+  });
+  const upstream = await spawnPinned({
+    name: 'upstream',
+    cpu: o.upstreamCpu,
+    command: node,
+    args: [server('upstream.ts')],
+  });
+  const upstreamBase = `http://127.0.0.1:${upstream.info['port']}`;
+
+  const gateway = await spawnPinned({
+    name: 'gateway',
+    cpu: o.serverCpu,
+    command: node,
+    args: [server('gateway.ts')],
+    env: {
+      TOLLGATE_NETWORK: 'sandbox',
+      TOLLGATE_SECRET: randomBytes(32).toString('hex'),
+      TOLLGATE_DATA_DIR: o.dir,
+      DATABASE_URL: o.databaseUrl,
+      SOLANA_RPC_URL: String(chains.info['solanaUrl']),
+      SUI_RPC_URL: String(chains.info['suiUrl']),
+      PLATFORM_SOLANA_ADDRESS: newSolanaKey().address,
+      PLATFORM_SUI_ADDRESS: newSuiKey().address,
+      // Free routes need price 0 and fee 0; the paid route keeps the default 1 % fee.
+      PLATFORM_FEE_MIN: '0',
+      TOLLGATE_HEALTH_INTERVAL_MS: String(o.healthIntervalMs),
+      TOLLGATE_ALLOW_PRIVATE_ORIGINS: '1',
+      LOG_LEVEL: o.logLevel,
+      BENCH_UPSTREAM_URL: upstreamBase,
+      BENCH_PROVIDER_SOLANA: newSolanaKey().address,
+      BENCH_PROVIDER_SUI: newSuiKey().address,
+      ...(o.profileDir ? { BENCH_PROFILE_DIR: o.profileDir } : {}),
+    },
+  });
+  const gatewayBase = `http://127.0.0.1:${gateway.info['port']}/p/bench`;
+
+  // The bare baseline answers the gateway's own 402 bytes with the same header set.
+  const first = await expectResponse(`${gatewayBase}/paid`, 402, 100, 'gateway 402');
+  const body = Buffer.from(await first.arrayBuffer());
+  const headers = stableHeaders(first);
+  const requirement = JSON.parse(body.toString()) as { accepts?: unknown[] };
+  writeFileSync(join(o.dir, '402-body.json'), body);
+  writeFileSync(join(o.dir, '402-headers.json'), JSON.stringify(headers));
+  const bare402 = await spawnPinned({
+    name: 'bare-402',
+    cpu: o.serverCpu,
+    command: node,
+    args: [server('bare-402.ts')],
+    env: {
+      BENCH_402_BODY_FILE: join(o.dir, '402-body.json'),
+      BENCH_402_HEADERS_FILE: join(o.dir, '402-headers.json'),
+    },
+  });
+
+  const feePayer = newSolanaKey().address;
+  const facilitator = await startFacilitatorStub(SOLANA_MAINNET, feePayer);
+  const x402 = await spawnPinned({
+    name: 'x402-express',
+    cpu: o.serverCpu,
+    command: node,
+    args: [server('x402-express.ts')],
+    env: { BENCH_FACILITATOR_URL: facilitator.url, BENCH_PAY_TO: newSolanaKey().address },
+  });
+
+  const nginxPort = await freePort();
+  const nginx = await startNginx({
+    binary: o.nginxBinary,
+    dir: join(o.dir, 'nginx'),
+    port: nginxPort,
+    upstreamPort: Number(upstream.info['port']),
+    cpu: o.serverCpu,
+  });
+  const nginxBase = `http://127.0.0.1:${nginxPort}`;
+
+  const stack: Stack = {
+    chains,
+    upstream,
+    gateway,
+    bare402,
+    x402,
+    nginx,
+    facilitator,
+    solanaRpcUrl: String(chains.info['solanaUrl']),
+    faucetUrl: String(chains.info['controlUrl']),
+    gatewayBase,
+    upstreamBase,
+    nginxBase,
+    bare402Url: `http://127.0.0.1:${bare402.info['port']}/p/bench/paid`,
+    x402Url: `http://127.0.0.1:${x402.info['port']}/p/bench/paid`,
+    challenge: {
+      bytes: body.length,
+      headerBytes: Object.entries(headers).reduce((n, [k, v]) => n + k.length + v.length + 4, 0),
+      accepts: requirement.accepts?.length ?? 0,
+    },
+  };
+
+  // Every route answers what its scenario expects before anything is timed.
+  await expectResponse(stack.bare402Url, 402, body.length, 'bare 402');
+  const x = await expectResponse(stack.x402Url, 402, 0, '@x402/express');
+  if (!x.headers.get('payment-required'))
+    throw new Error('@x402/express answered 402 without PAYMENT-REQUIRED');
+  const small = Number(upstream.info['smallBytes']);
+  const big = Number(upstream.info['bigBytes']);
+  for (const [base, what] of [
+    [upstreamBase, 'upstream'],
+    [nginxBase, 'nginx'],
+  ] as const) {
+    await expectResponse(`${base}/free`, 200, small, what);
+    await expectResponse(`${base}/big`, 200, big, what);
+  }
+  await expectResponse(`${gatewayBase}/free`, 200, small, 'gateway free route');
+  await expectResponse(`${gatewayBase}/big`, 200, big, 'gateway 256 KB route');
+  return stack;
+}

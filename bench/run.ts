@@ -1,0 +1,331 @@
+/**
+ * `npm run bench`: the gateway against same-run baselines on loopback, servers pinned
+ * to CPU 0 and wrk to CPU 1 (DESIGN §5, method from shared/notes/performance.md).
+ *   402         unpaid GET /p/bench/paid   vs bare node:http 402, @x402/express 402
+ *   free        price-0 forward            vs nginx reverse proxy, direct upstream
+ *   256 KB      price-0 streamed 256 KB    vs nginx, direct
+ *   paid        real sandbox payments      vs nginx
+ * plus an RSS soak of the 402 and free routes. Prints a table and HOLDS/MISSES per
+ * target; writes bench/results/latest.json. Cleans up every child on exit.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { killAllNow, stopAll } from './lib/children.ts';
+import { describeMachine } from './lib/machine.ts';
+import { type BenchOptions, parseOptions } from './lib/options.ts';
+import { preparePayments } from './lib/payments.ts';
+import { formatProfile, type ProfileSummary, summarizeProfile } from './lib/profile.ts';
+import {
+  formatTable,
+  formatTargets,
+  ratioTarget,
+  type ScenarioSummary,
+  summarize,
+  type Target,
+  tailTargets,
+} from './lib/report.ts';
+import { type Config, measure, type ProofSupply, runScenario, type ScenarioOptions } from './lib/scenario.ts';
+import { type SoakResult, soak } from './lib/soak.ts';
+import { type Stack, startStack } from './lib/stack.ts';
+import { ensureTools } from './lib/tools.ts';
+import { writeWrkScript } from './lib/wrk.ts';
+
+const RESULTS = new URL('./results/', import.meta.url).pathname;
+const started = Date.now();
+const log = (line: string) =>
+  console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${line}`);
+
+interface ScenarioDef {
+  key: string;
+  title: string;
+  configs: Config[];
+  baselines: string[];
+  drainMs?: number;
+}
+
+function scenarios(stack: Stack, supply: ProofSupply): ScenarioDef[] {
+  const gw = { name: 'gateway', pid: stack.gateway.pid };
+  const up = { name: 'upstream', pid: stack.upstream.pid };
+  const ngx = { name: 'nginx', pid: stack.nginx.pid, tree: true };
+  const chain = { name: 'chains', pid: stack.chains.pid };
+  const forward = (path: string): Config[] => [
+    {
+      key: 'gateway',
+      label: 'Tollgate (price 0)',
+      url: `${stack.gatewayBase}/${path}`,
+      server: gw,
+      others: [up],
+      expect: 'ok',
+    },
+    {
+      key: 'nginx',
+      label: 'nginx proxy',
+      url: `${stack.nginxBase}/${path}`,
+      server: ngx,
+      others: [up],
+      expect: 'ok',
+    },
+    {
+      key: 'direct',
+      label: 'direct upstream',
+      url: `${stack.upstreamBase}/${path}`,
+      server: up,
+      expect: 'ok',
+    },
+  ];
+  return [
+    {
+      key: '402',
+      title: '402 challenge',
+      configs: [
+        {
+          key: 'gateway',
+          label: 'Tollgate 402',
+          url: `${stack.gatewayBase}/paid`,
+          server: gw,
+          expect: '402',
+        },
+        {
+          key: 'bare',
+          label: 'bare node:http 402',
+          url: stack.bare402Url,
+          server: { name: 'bare-402', pid: stack.bare402.pid },
+          expect: '402',
+        },
+        {
+          key: 'x402',
+          label: '@x402/express 402',
+          url: stack.x402Url,
+          server: { name: 'x402-express', pid: stack.x402.pid },
+          expect: '402',
+        },
+      ],
+      baselines: ['bare', 'x402'],
+    },
+    { key: 'free', title: 'forward, no payment', configs: forward('free'), baselines: ['nginx', 'direct'] },
+    { key: 'big', title: '256 KB streamed', configs: forward('big'), baselines: ['nginx', 'direct'] },
+    {
+      key: 'paid',
+      title: 'paid (Solana sandbox)',
+      configs: [
+        {
+          key: 'gateway',
+          label: 'Tollgate paid, SQLite',
+          url: `${stack.gatewayBase}/paid`,
+          server: gw,
+          others: [up, chain],
+          expect: 'ok',
+          proofs: supply,
+        },
+        {
+          key: 'nginx',
+          label: 'nginx proxy',
+          url: `${stack.nginxBase}/free`,
+          server: ngx,
+          others: [up],
+          expect: 'ok',
+        },
+      ],
+      baselines: ['nginx'],
+      drainMs: 1000,
+    },
+  ];
+}
+
+async function profileGateway(
+  stack: Stack,
+  defs: ScenarioDef[],
+  o: ScenarioOptions,
+): Promise<Record<string, ProfileSummary>> {
+  const out: Record<string, ProfileSummary> = {};
+  for (const def of defs) {
+    const cfg = def.configs.find((c) => c.key === 'gateway')!;
+    if (cfg.proofs && cfg.proofs.next > cfg.proofs.total) {
+      log(`profile ${def.title}: skipped, no proofs left`);
+      continue;
+    }
+    const started = stack.gateway.waitStderr(/^profile:started/, 10_000);
+    process.kill(stack.gateway.pid, 'SIGUSR2');
+    await started;
+    await measure(cfg, o.roundS, { ...o, drainMs: def.drainMs ?? o.drainMs });
+    const written = stack.gateway.waitStderr(/^profile:written /, 30_000);
+    process.kill(stack.gateway.pid, 'SIGUSR2');
+    const file = (await written).replace(/^profile:written /, '').trim();
+    out[def.key] = summarizeProfile(file, 25);
+    console.log(`\n${formatProfile(`gateway profile, ${def.title}`, out[def.key]!)}`);
+  }
+  return out;
+}
+
+async function main(opts: BenchOptions): Promise<void> {
+  const tools = ensureTools(['taskset', 'wrk', 'nginx']);
+  const machine = describeMachine(tools);
+  if (machine.cpus < 2)
+    throw new Error(
+      `the bench pins servers and load to separate CPUs and needs 2; this machine has ${machine.cpus}`,
+    );
+  log(
+    `${machine.cpu}, ${machine.cpus} CPUs, ${machine.os}, Node ${machine.node}, ${machine.wrk}, ${machine.nginx}`,
+  );
+
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
+  const cleanupDir = () => {
+    if (!opts.keep) rmSync(dir, { recursive: true, force: true });
+  };
+  let stack: Stack | undefined;
+  try {
+    const profileDir = opts.profile ? join(dir, 'profiles') : undefined;
+    if (profileDir) mkdirSync(profileDir);
+    const databaseUrl = opts.databaseUrl ?? `sqlite:${join(dir, 'tollgate.db')}`;
+    stack = await startStack({
+      dir,
+      nginxBinary: tools['nginx']!,
+      serverCpu: opts.serverCpu,
+      upstreamCpu: opts.upstreamCpu,
+      chainCpu: opts.chainCpu,
+      logLevel: opts.logLevel,
+      databaseUrl,
+      healthIntervalMs: opts.healthIntervalMs,
+      profileDir,
+      log,
+    });
+    log(
+      `gateway 402: ${stack.challenge.bytes} B body + ${stack.challenge.headerBytes} B headers, ` +
+        `${stack.challenge.accepts} accept options; database ${opts.databaseUrl ? opts.databaseUrl.replace(/\/\/[^@]*@/, '//…@') : 'SQLite (temp file)'}`,
+    );
+
+    // Real payments, made before anything is timed; each proof is sent exactly once.
+    const proofsFile = join(dir, 'proofs.txt');
+    const wantsPaid = opts.only.length === 0 || opts.only.includes('paid');
+    log(
+      `preparing up to ${wantsPaid ? opts.payments : 0} real payments on the Solana sandbox (budget ${opts.paymentBudgetS} s)`,
+    );
+    const paid = await preparePayments({
+      url: `${stack.gatewayBase}/paid`,
+      solanaRpcUrl: stack.solanaRpcUrl,
+      faucetUrl: stack.faucetUrl,
+      count: wantsPaid ? opts.payments : 0,
+      budgetS: opts.paymentBudgetS,
+      file: proofsFile,
+      onProgress: (n) => log(`  ${n} payments made`),
+    });
+    log(`${paid.made} payments in ${paid.seconds.toFixed(1)} s (${paid.perSecond.toFixed(0)}/s)`);
+    const supply: ProofSupply = { file: proofsFile, path: '/p/bench/paid', next: 1, total: paid.made };
+
+    const base: ScenarioOptions = {
+      connections: opts.connections,
+      loadCpu: opts.loadCpu,
+      script: writeWrkScript(dir),
+      warmupS: opts.warmupS,
+      roundS: opts.roundS,
+      rounds: opts.rounds,
+      drainMs: opts.drainMs,
+      log,
+    };
+    const defs = scenarios(stack, supply).filter((d) => opts.only.length === 0 || opts.only.includes(d.key));
+    const live = stack;
+    const summaries: ScenarioSummary[] = [];
+    const raw: Record<string, unknown> = {};
+    for (const def of defs) {
+      log(`scenario: ${def.title}`);
+      const result = await runScenario(def.title, def.configs, {
+        ...base,
+        drainMs: def.drainMs ?? base.drainMs,
+      });
+      raw[def.key] = result.rounds;
+      summaries.push(summarize(def.key, def.title, def.configs, def.baselines, result));
+    }
+
+    const soaks: SoakResult[] = [];
+    if (opts.soakS > 0) {
+      for (const def of defs.filter((d) => d.key === '402' || d.key === 'free')) {
+        const cfg = def.configs.find((c) => c.key === 'gateway')!;
+        log(`soak: ${def.title} for ${opts.soakS} s`);
+        const s = await soak(cfg, opts.soakS, base);
+        soaks.push(s);
+        log(
+          `  RSS ${s.startMB.toFixed(1)} → ${s.endMB.toFixed(1)} MB (min ${s.minMB.toFixed(1)}, max ${s.maxMB.toFixed(1)}), ` +
+            `slope ${s.slopeMBPerMin.toFixed(2)} MB/min, ${s.run.rps.toFixed(0)} req/s`,
+        );
+      }
+    }
+
+    const profiles = opts.profile ? await profileGateway(live, defs, base) : undefined;
+
+    const byKey = (k: string) => summaries.find((s) => s.key === k);
+    const targets: Target[] = [
+      ratioTarget('402 path ≥ 0.4× bare node:http 402', byKey('402'), 'gateway', 'bare', 0.4),
+      ratioTarget('402 path ≥ 2.5× @x402/express 402', byKey('402'), 'gateway', 'x402', 2.5),
+      ratioTarget('forward without payment ≥ 0.45× nginx', byKey('free'), 'gateway', 'nginx', 0.45),
+      ratioTarget('paid path ≥ 0.25× nginx', byKey('paid'), 'gateway', 'nginx', 0.25),
+      ratioTarget('256 KB streamed ≥ 0.6× nginx', byKey('big'), 'gateway', 'nginx', 0.6),
+      ...tailTargets(summaries, (k) => k === 'gateway'),
+      ...soaks.map((s) => ({
+        name: `memory flat over a ${s.seconds} s soak: ${s.label}`,
+        holds: s.flat,
+        detail:
+          `RSS ${s.startMB.toFixed(1)} → ${s.endMB.toFixed(1)} MB (first vs last third), ` +
+          `slope ${s.slopeMBPerMin.toFixed(2)} MB/min over ${s.run.requests} requests`,
+      })),
+    ];
+
+    const steal = summaries.reduce((t, s) => t + s.stealSec, 0);
+    console.log(`\n${formatTable(summaries)}\n`);
+    console.log(
+      `Servers on CPU ${opts.serverCpu} (upstream on CPU ${opts.upstreamCpu}), wrk -t1 -c${opts.connections} and the sandbox chains on CPU ${opts.loadCpu}; ` +
+        `${opts.rounds} rounds of ${opts.roundS} s after a ${opts.warmupS} s warm-up; medians; ratios are medians of same-round ratios. ` +
+        `Steal over all runs: ${steal.toFixed(1)} s. @x402/express facilitator stub calls: ${JSON.stringify(stack.facilitator.calls)}.\n`,
+    );
+    console.log(formatTargets(targets));
+
+    mkdirSync(RESULTS, { recursive: true });
+    const out = join(RESULTS, 'latest.json');
+    writeFileSync(
+      out,
+      `${JSON.stringify(
+        {
+          startedAt: new Date(started).toISOString(),
+          durationS: (Date.now() - started) / 1000,
+          machine,
+          options: opts,
+          database: opts.databaseUrl ? 'custom' : 'sqlite (temp file)',
+          challenge: stack.challenge,
+          facilitatorCalls: stack.facilitator.calls,
+          payments: { ...paid, used: supply.next - 1 },
+          scenarios: summaries,
+          rounds: raw,
+          soaks,
+          targets,
+          profiles,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    log(`results written to ${out}`);
+    if (profileDir && opts.keep)
+      log(`profiles kept in ${profileDir} (${readdirSync(profileDir).length} files)`);
+  } finally {
+    await stopAll();
+    await stack?.facilitator.close();
+    cleanupDir();
+  }
+}
+
+process.on('exit', killAllNow);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    console.error(`bench: ${signal}, stopping`);
+    void stopAll().finally(() => process.exit(130));
+  });
+}
+
+try {
+  await main(parseOptions(process.argv.slice(2)));
+  log('done');
+} catch (e) {
+  console.error(`bench failed: ${(e as Error).stack ?? e}`);
+  await stopAll();
+  process.exitCode = 1;
+}

@@ -1,0 +1,116 @@
+/**
+ * The real gateway for the bench, in its own process: configuration from the
+ * environment (loadConfig), then the production composition root (createGateway:
+ * openStore + createVerifiers + assembleDeps + buildApp), like main.ts minus the
+ * in-process sandbox chains (the bench runs those in another process). Seeds one
+ * project "bench" whose API is the bench upstream:
+ *   GET paid  0.01 USDC (the 402 and paid scenarios)
+ *   GET free  0        (no payment: forwarded directly)
+ *   GET big   0        (256 KB streamed)
+ */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
+import { parseAmount } from '@tollgate/protocol';
+import { createGateway } from '../../packages/gateway/src/app.ts';
+import { loadConfig, withConfig } from '../../packages/gateway/src/config.ts';
+import { announce, exitOnSignal } from './announce.ts';
+
+export const BENCH_SLUG = 'bench';
+
+function need(name: string): string {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is required`);
+  return v;
+}
+
+const upstreamUrl = need('BENCH_UPSTREAM_URL');
+const providerSolana = need('BENCH_PROVIDER_SOLANA');
+const providerSui = process.env['BENCH_PROVIDER_SUI'];
+
+const config = withConfig(loadConfig(process.env, []), { port: 0 });
+const gateway = await createGateway(config);
+const { store, catalog } = gateway.deps;
+
+const project = await store.projects.create({
+  slug: BENCH_SLUG,
+  name: 'Bench API',
+  description: 'the bench upstream, sold per request',
+  category: 'bench',
+  owner: { chain: 'solana', address: providerSolana },
+});
+const api = await store.apis.create({
+  projectId: project.id,
+  name: 'bench upstream',
+  baseUrl: upstreamUrl,
+  authType: 'none',
+  authName: null,
+  authSecretEnc: null,
+  authSecretLast4: null,
+});
+for (const [path, price] of [
+  ['paid', '0.01'],
+  ['free', '0'],
+  ['big', '0'],
+] as const) {
+  await store.endpoints.create({
+    projectId: project.id,
+    apiId: api.id,
+    method: 'GET',
+    path,
+    price: parseAmount(price, 6),
+    description: `GET ${path}`,
+    timeoutMs: 10_000,
+    enabled: true,
+    inputSchema: null,
+    outputSchema: null,
+  });
+}
+await store.rails.upsert({
+  projectId: project.id,
+  chain: 'solana',
+  network: config.chainNetwork,
+  providerRecipient: providerSolana,
+});
+if (providerSui) {
+  await store.rails.upsert({
+    projectId: project.id,
+    chain: 'sui',
+    network: config.chainNetwork,
+    providerRecipient: providerSui,
+  });
+}
+catalog.invalidate(BENCH_SLUG);
+
+await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+const address = gateway.app.server.address();
+announce({
+  port: typeof address === 'object' && address ? address.port : 0,
+  slug: BENCH_SLUG,
+  database: config.databaseUrl,
+});
+exitOnSignal(() => gateway.close());
+
+// SIGUSR2 starts the V8 CPU profiler, the next SIGUSR2 writes <BENCH_PROFILE_DIR>/<n>.cpuprofile
+// and answers on stderr, so the bench can profile one timed window and nothing else.
+const profileDir = process.env['BENCH_PROFILE_DIR'];
+if (profileDir) {
+  const session = new Session();
+  session.connect();
+  let running = false;
+  let n = 0;
+  process.on('SIGUSR2', async () => {
+    if (!running) {
+      running = true;
+      await session.post('Profiler.enable');
+      await session.post('Profiler.start');
+      process.stderr.write('profile:started\n');
+      return;
+    }
+    running = false;
+    const { profile } = await session.post('Profiler.stop');
+    const file = join(profileDir, `${++n}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(profile));
+    process.stderr.write(`profile:written ${file}\n`);
+  });
+}
