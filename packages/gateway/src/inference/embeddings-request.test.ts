@@ -59,6 +59,10 @@ describe('embeddings requests', () => {
       planEmbeddings(local, tok, { model: 'local', input: Array(MAX_LOCAL_INPUTS + 1).fill('x') }),
     ).toThrow(/at most/);
     expect(() => planEmbeddings(local, tok, { model: 'local', input: 'x', dimensions: 256 })).toThrow(/512/);
+    expect(() => planEmbeddings(local, tok, { model: 'local', input: [[1, 2], [5_000_000]] })).toThrow(
+      /does not know/,
+    );
+    expect(planEmbeddings(local, tok, { model: 'local', input: [1, 2] }).inputTokens).toBe(2);
   });
 
   it('rejects empty inputs and unknown fields', () => {

@@ -56,6 +56,22 @@ export function planEmbeddings(model: ModelEntry, tok: Tokenizer, req: Embedding
       { param: 'input' },
     );
   }
+  if (model.upstream.type === 'local-embeddings' && typeof req.input !== 'string') {
+    // The local model reads text: token ids must decode, and that is checked before any 402.
+    const lists = (req.input as unknown[]).every((x) => typeof x === 'number')
+      ? [req.input as number[]]
+      : (req.input as unknown[]);
+    for (const ids of lists) {
+      if (typeof ids === 'string') continue;
+      try {
+        tok.decode(ids as number[]);
+      } catch {
+        throw new ApiError('invalid_request', `input has token ids that ${tok.name} does not know`, {
+          param: 'input',
+        });
+      }
+    }
+  }
   if (model.upstream.type === 'local-embeddings' && req.dimensions !== undefined && req.dimensions !== 512) {
     throw new ApiError('invalid_request', `${model.id} produces 512 dimensions only`, {
       param: 'dimensions',
