@@ -85,7 +85,7 @@ const wellFormedEmbeddings = fc.record({
 const seen = new Set<number>();
 
 describe('hostile bodies', () => {
-  it('never answer 500 on chat, embeddings or a conversation turn', async () => {
+  it('never answer 500 on chat completions or embeddings', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(
