@@ -3,15 +3,16 @@
  * the endpoint (endpoint_not_found), check availability (endpoint_unavailable, never
  * 402), then the payment gate, then forward and settle.
  */
-import { decodePaymentReceipt, EMPTY_BODY_SHA256, encodePaymentReceipt, sha256Hex } from '@tollgate/protocol';
+import { EMPTY_BODY_SHA256, sha256Hex } from '@tollgate/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { sendError } from '../errors.ts';
 import { endpointKey } from '../marketplace/catalog.ts';
-import { flattenHeaders, NOT_RETAINED, streamAndSettle } from '../marketplace/deliver.ts';
+import { flattenHeaders, streamAndSettle } from '../marketplace/deliver.ts';
 import { splitMarketplaceTarget } from '../marketplace/paths.ts';
 import { marketplaceQuote } from '../marketplace/quote.ts';
 import type { PaidLease } from '../payments/gate.ts';
+import { answerGateOutcome, failedReceipt } from '../payments/respond.ts';
 import { readCapped } from '../proxy/forward.ts';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -82,34 +83,8 @@ async function handle(request: FastifyRequest, reply: FastifyReply, deps: Deps):
   const header = request.headers['x-payment'];
   const outcome = await deps.gate.process(Array.isArray(header) ? header[0] : header, facts, quote);
 
-  switch (outcome.kind) {
-    case 'challenge':
-      return reply
-        .code(402)
-        .header('cache-control', 'no-store')
-        .send({ ...outcome.requirement, requestId: request.id });
-    case 'error':
-      return sendError(reply, outcome.code, outcome.message, outcome.extra, outcome.headers);
-    case 'replay': {
-      const { response } = outcome;
-      if (response.headers[NOT_RETAINED]) {
-        return sendError(
-          reply,
-          'conflict',
-          'this payment was already redeemed; its response was too large to keep',
-          {
-            reason: 'response_not_retained',
-          },
-        );
-      }
-      reply.code(response.status).headers(response.headers);
-      reply.header('x-payment-response', outcome.receiptHeader).header('x-tollgate-replay', 'true');
-      return reply.send(Buffer.from(response.body));
-    }
-    case 'free':
-    case 'paid':
-      break;
-  }
+  const answered = answerGateOutcome(reply, outcome);
+  if (answered) return answered;
   const lease: PaidLease | null = outcome.kind === 'paid' ? outcome.lease : null;
 
   const abort = new AbortController();
@@ -192,9 +167,4 @@ async function handle(request: FastifyRequest, reply: FastifyReply, deps: Deps):
       if (!delivered) deps.metrics.upstream.inc({ outcome: 'cut' });
     },
   );
-}
-
-/** The receipt of a payment that was verified but not yet delivered (success: false, retryable). */
-function failedReceipt(lease: PaidLease): string {
-  return encodePaymentReceipt({ ...decodePaymentReceipt(lease.receiptHeader), success: false });
 }

@@ -7,12 +7,10 @@ import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../errors.ts';
 import type { PaidLease } from '../payments/gate.ts';
+import { keepLeaseAlive, NOT_RETAINED } from '../payments/respond.ts';
 import { readCapped } from '../proxy/forward.ts';
 import { classifyUpstreamError } from '../proxy/upstream-error.ts';
 import type { StoredResponse } from '../store/store.ts';
-
-/** Marks a stored response whose body was too large to keep for replays. */
-export const NOT_RETAINED = 'x-tollgate-not-retained';
 
 export function flattenHeaders(headers: Record<string, string | string[]>): Record<string, string> {
   const out: Record<string, string> = {};
@@ -110,13 +108,12 @@ function streamThrough(
   body.on('error', (err) => tap.destroy(err));
   body.pipe(tap);
 
-  const renew = setInterval(() => void lease.renew(), 10_000);
-  renew.unref();
+  const stopRenewing = keepLeaseAlive(lease, lease.leaseMs);
   let settled = false;
   const settle = async (delivered: boolean) => {
     if (settled) return;
     settled = true;
-    clearInterval(renew);
+    stopRenewing();
     if (delivered) {
       const stored: StoredResponse = tooLarge
         ? { status, headers: { ...flattenHeaders(headers), [NOT_RETAINED]: '1' }, body: new Uint8Array() }

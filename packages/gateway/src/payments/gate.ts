@@ -49,6 +49,8 @@ export interface PaidLease {
   proof: PaymentProof;
   /** Value of the `X-PAYMENT-RESPONSE` header. */
   receiptHeader: string;
+  /** How long the lease lasts without renewal, ms. */
+  leaseMs: number;
   /** Stores the delivered response; later identical proofs replay it. False if the lease was lost. */
   complete(response: StoredResponse): Promise<boolean>;
   /** Gives the payment back to the same request for a retry (upstream failed). */
@@ -119,6 +121,7 @@ export function createPaymentGate(d: GateDeps) {
       claims,
       proof,
       receiptHeader: receiptFor(proof),
+      leaseMs: d.leaseMs,
       complete: (response) => d.store.redemptions.complete(id, attempt, response, d.now()),
       release: () => d.store.redemptions.release(id, attempt),
       renew: () => d.store.redemptions.renew(id, attempt, d.now() + d.leaseMs),
