@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { sendError } from '../errors.ts';
 import type { PaidLease } from '../payments/gate.ts';
-import type { Conversation, ConversationItem } from '../store/store.ts';
+import { type Conversation, type ConversationItem, UniqueViolationError } from '../store/store.ts';
 import { capForBudget, countChatPrompt, planChat, upstreamChatBody } from './chat-plan.ts';
 import type { ChatMessage, ChatRequest } from './chat-request.ts';
 import { allItems, itemView, type TurnRequest } from './conversations.ts';
@@ -114,6 +114,13 @@ export async function conversationTurn(
         { role: 'assistant', content: text, redemptionId, usage },
       ]);
     } catch (err) {
+      // Another holder of this payment already stored the turn: answer with what it stored.
+      if (err instanceof UniqueViolationError && redemptionId) {
+        const stored = (await allItems(deps.store.conversations, conv.id)).filter(
+          (i) => i.redemptionId === redemptionId,
+        );
+        if (stored.length > 0) return stored;
+      }
       request.log.warn({ err, conversation: conv.id }, 'conversation turn could not be stored');
       return null;
     }

@@ -4,6 +4,7 @@ import type { Backend } from './backend.ts';
 import { newId } from './ids.ts';
 import { fromJson, nowIso, pageSize } from './rows.ts';
 import type { ConversationItemsTable, ConversationsTable } from './schema.ts';
+import { translateUnique } from './unique.ts';
 
 function toConversation(r: Selectable<ConversationsTable>): Conversation {
   return {
@@ -126,7 +127,9 @@ export function conversationRepo(backend: Backend): ConversationRepo {
           usage: it.usage === null ? null : JSON.stringify(it.usage),
           created_at: now,
         }));
-        await trx.insertInto('conversation_items').values(rows).execute();
+        await translateUnique(backend, 'this paid turn is already stored', () =>
+          trx.insertInto('conversation_items').values(rows).execute(),
+        );
         await trx
           .updateTable('conversations')
           .set({ updated_at: now })

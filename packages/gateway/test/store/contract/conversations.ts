@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ConversationItem, Store } from '../../../src/store/store.ts';
+import { type ConversationItem, type Store, UniqueViolationError } from '../../../src/store/store.ts';
 import { alice, bob } from './fixtures.ts';
 
 type NewItem = Omit<ConversationItem, 'id' | 'conversationId' | 'seq' | 'createdAt'>;
@@ -102,6 +102,22 @@ export function conversationContract(get: () => Store): void {
       for (const b of batches) expect(b[1]!.seq).toBe(b[0]!.seq + 1);
       const seqs = (await s.conversations.items(c.id, { limit: 100 })).map((i) => i.seq);
       expect(seqs).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    });
+
+    it('stores a paid turn once per redemption, refusing a second copy atomically', async () => {
+      const s = get();
+      const c = await s.conversations.create({ owner: alice, title: 't', model: null, metadata: {} });
+      const turn = [
+        item('q', { redemptionId: 'rdm_1' }),
+        item('a', { role: 'assistant', redemptionId: 'rdm_1' }),
+      ];
+      await s.conversations.append(c.id, turn);
+      await expect(s.conversations.append(c.id, turn)).rejects.toBeInstanceOf(UniqueViolationError);
+      const items = await s.conversations.items(c.id, { limit: 10 });
+      expect(items.map((i) => i.content)).toEqual(['q', 'a']);
+      // Unpaid items (no redemption) are not constrained.
+      await s.conversations.append(c.id, [item('x'), item('x')]);
+      expect(await s.conversations.items(c.id, { limit: 10 })).toHaveLength(4);
     });
 
     it('deleting a conversation deletes its items', async () => {
