@@ -149,6 +149,8 @@ export async function startSandboxMode(base: Readonly<Config>): Promise<SandboxM
         '',
         `Try it:  curl -i ${baseUrl}/p/${DEMO_SLUG}/weather?city=Oslo   (answers 402 Payment Required)`,
         '         npm run demo                                   (funds a wallet, pays on both chains)',
+        `         curl ${baseUrl}/v1/models                       (inference: tollgate-dev-chat, local embeddings)`,
+        `         curl ${baseUrl}/v1/directory/apis               (what providers sell here)`,
         '',
       ].join('\n');
     },
