@@ -43,7 +43,9 @@ if (!url) {
       const schema = freshSchema();
       const stores = await Promise.all([openStore(url, { schema }), openStore(url, { schema })]);
       try {
-        const { rows } = await admin.query('select name from "' + schema + '".kysely_migration order by name');
+        const { rows } = await admin.query(
+          'select name from "' + schema + '".kysely_migration order by name',
+        );
         const names = rows.map((r: { name: string }) => r.name);
         // Each migration applied exactly once, in order.
         expect(names).toEqual([...new Set(names)].sort());
