@@ -4,6 +4,7 @@
  *   402         unpaid GET /p/bench/paid   vs bare node:http 402, @x402/express 402
  *   free        price-0 forward            vs nginx reverse proxy, direct upstream
  *   256 KB      price-0 streamed 256 KB    vs nginx, direct
+ *               (both also beside a minimal node:http + undici forwarder, for reference)
  *   paid        real sandbox payments      vs nginx
  * plus an RSS soak of the 402 and free routes. Prints a table and HOLDS/MISSES per
  * target; writes bench/results/latest.json. Cleans up every child on exit.
@@ -15,6 +16,7 @@ import { killAllNow, stopAll } from './lib/children.ts';
 import { describeMachine } from './lib/machine.ts';
 import { type BenchOptions, parseOptions } from './lib/options.ts';
 import { preparePayments } from './lib/payments.ts';
+import { rssBytes } from './lib/proc.ts';
 import { formatProfile, type ProfileSummary, summarizeProfile } from './lib/profile.ts';
 import {
   formatTable,
@@ -73,6 +75,14 @@ function scenarios(stack: Stack, supply: ProofSupply): ScenarioDef[] {
       server: up,
       expect: 'ok',
     },
+    {
+      key: 'floor',
+      label: 'node:http+undici (ref.)',
+      url: `${stack.floorBase}/${path}`,
+      server: { name: 'undici-forward', pid: stack.floor.pid },
+      others: [up],
+      expect: 'ok',
+    },
   ];
   return [
     {
@@ -103,8 +113,18 @@ function scenarios(stack: Stack, supply: ProofSupply): ScenarioDef[] {
       ],
       baselines: ['bare', 'x402'],
     },
-    { key: 'free', title: 'forward, no payment', configs: forward('free'), baselines: ['nginx', 'direct'] },
-    { key: 'big', title: '256 KB streamed', configs: forward('big'), baselines: ['nginx', 'direct'] },
+    {
+      key: 'free',
+      title: 'forward, no payment',
+      configs: forward('free'),
+      baselines: ['nginx', 'direct', 'floor'],
+    },
+    {
+      key: 'big',
+      title: '256 KB streamed',
+      configs: forward('big'),
+      baselines: ['nginx', 'direct', 'floor'],
+    },
     {
       key: 'paid',
       title: 'paid (Solana sandbox)',
@@ -227,6 +247,8 @@ async function main(opts: BenchOptions): Promise<void> {
     const live = stack;
     const summaries: ScenarioSummary[] = [];
     const raw: Record<string, unknown> = {};
+    const soaks: SoakResult[] = [];
+    const rssMB: Record<string, number> = { start: rssBytes(live.gateway.pid) / 2 ** 20 };
     for (const def of defs) {
       log(`scenario: ${def.title}`);
       const result = await runScenario(def.title, def.configs, {
@@ -235,19 +257,20 @@ async function main(opts: BenchOptions): Promise<void> {
       });
       raw[def.key] = result.rounds;
       summaries.push(summarize(def.key, def.title, def.configs, def.baselines, result));
-    }
-
-    const soaks: SoakResult[] = [];
-    if (opts.soakS > 0) {
-      for (const def of defs.filter((d) => d.key === '402' || d.key === 'free')) {
-        const cfg = def.configs.find((c) => c.key === 'gateway')!;
-        log(`soak: ${def.title} for ${opts.soakS} s`);
-        const s = await soak(cfg, opts.soakS, base);
-        soaks.push(s);
-        log(
-          `  RSS ${s.startMB.toFixed(1)} → ${s.endMB.toFixed(1)} MB (min ${s.minMB.toFixed(1)}, max ${s.maxMB.toFixed(1)}), ` +
-            `slope ${s.slopeMBPerMin.toFixed(2)} MB/min, ${s.run.rps.toFixed(0)} req/s`,
-        );
+      rssMB[def.key] = rssBytes(live.gateway.pid) / 2 ** 20;
+      log(`  gateway RSS now ${rssMB[def.key]!.toFixed(0)} MB`);
+      // Soak the small-body routes before the 256 KB scenario raises the RSS high-water mark.
+      if (def.key === 'free' && opts.soakS > 0) {
+        for (const d of defs.filter((x) => x.key === '402' || x.key === 'free')) {
+          const cfg = d.configs.find((c) => c.key === 'gateway')!;
+          log(`soak: ${d.title} for ${opts.soakS} s`);
+          const s = await soak(cfg, live.gateway, opts.soakS, base);
+          soaks.push(s);
+          log(
+            `  RSS ${s.rss.startMB.toFixed(1)} → ${s.rss.endMB.toFixed(1)} MB (slope ${s.rss.slopeMBPerMin.toFixed(2)} MB/min), ` +
+              `heap floor ${s.heapFloor.startMB.toFixed(1)} → ${s.heapFloor.endMB.toFixed(1)} MB, ${s.run.rps.toFixed(0)} req/s`,
+          );
+        }
       }
     }
 
@@ -265,8 +288,9 @@ async function main(opts: BenchOptions): Promise<void> {
         name: `memory flat over a ${s.seconds} s soak: ${s.label}`,
         holds: s.flat,
         detail:
-          `RSS ${s.startMB.toFixed(1)} → ${s.endMB.toFixed(1)} MB (first vs last third), ` +
-          `slope ${s.slopeMBPerMin.toFixed(2)} MB/min over ${s.run.requests} requests`,
+          `RSS ${s.rss.startMB.toFixed(1)} → ${s.rss.endMB.toFixed(1)} MB (slope ${s.rss.slopeMBPerMin.toFixed(2)} MB/min), ` +
+          `V8 heap floor ${s.heapFloor.startMB.toFixed(1)} → ${s.heapFloor.endMB.toFixed(1)} MB, first vs last third, ` +
+          `over ${s.run.requests} requests`,
       })),
     ];
 
@@ -296,6 +320,7 @@ async function main(opts: BenchOptions): Promise<void> {
           scenarios: summaries,
           rounds: raw,
           soaks,
+          gatewayRssMB: rssMB,
           targets,
           profiles,
         },

@@ -29,8 +29,8 @@ const HELP = `npm run bench -- [options]
   --round-seconds S       length of each measured run (default 4)
   --warmup-seconds S      warm-up run per configuration (default 2)
   --soak-seconds S        memory soak per route (default 30; 0 skips)
-  --payments N            real payments prepared for the paid scenario (default 6000)
-  --payment-budget S      stop preparing payments after S seconds (default 75)
+  --payments N            real payments prepared for the paid scenario (default 4000)
+  --payment-budget S      stop preparing payments after S seconds (default 45)
   --profile               afterwards, profile the gateway in each scenario and print the top frames
   --log-level L           gateway LOG_LEVEL (default info, the production default)
   --upstream-cpu C        CPU of the upstream (default 0, shared with the server under test)
@@ -79,8 +79,8 @@ export function parseOptions(argv: string[]): BenchOptions {
     drainMs: 500,
     soakS: num(values['soak-seconds'], quick ? 10 : 30, 0),
     connections: 32,
-    payments: num(values.payments, quick ? 1500 : 6000, 0),
-    paymentBudgetS: num(values['payment-budget'], quick ? 20 : 75, 1),
+    payments: num(values.payments, quick ? 1500 : 4000, 0),
+    paymentBudgetS: num(values['payment-budget'], quick ? 20 : 45, 1),
     profile: values.profile === true,
     logLevel: values['log-level'] ?? 'info',
     serverCpu: '0',

@@ -48,13 +48,23 @@ function descendants(root: number): number[] {
 
 /** utime + stime in seconds of a process (all its threads) and, optionally, its descendants. */
 export function cpuSeconds(pid: number, withChildren = false): number {
+  const t = cpuTimes(pid, withChildren);
+  return t.user + t.system;
+}
+
+/** User and system CPU seconds, separately (system time shows syscall-heavy work such as fsync). */
+export function cpuTimes(pid: number, withChildren = false): { user: number; system: number } {
   const pids = withChildren ? [pid, ...descendants(pid)] : [pid];
-  let ticks = 0;
+  let user = 0;
+  let system = 0;
   for (const p of pids) {
     const f = statFields(p);
-    if (f) ticks += Number(f[11]) + Number(f[12]);
+    if (f) {
+      user += Number(f[11]);
+      system += Number(f[12]);
+    }
   }
-  return ticks / ticksPerSecond();
+  return { user: user / ticksPerSecond(), system: system / ticksPerSecond() };
 }
 
 /** Resident set size in bytes (sum over the tree when asked). */

@@ -16,6 +16,10 @@ export interface ConfigSummary {
   /** Median over rounds of p99 / p50. */
   tail: number;
   cpuUsPerReq: number;
+  /** Median share of the server's CPU time spent in the kernel. */
+  sysShare: number;
+  /** Median busy share of the server CPU (0) and the load-generator CPU (1). */
+  cpuBusy: [number, number];
   /** Median CPU µs per request of the other watched processes (upstream, chain). */
   othersUsPerReq: Record<string, number>;
   /** Median per-round rps ratio against each baseline of the scenario. */
@@ -65,6 +69,11 @@ export function summarize(
       p99Ms: median(runs.map((r) => r.p99Ms)),
       tail: median(runs.map((r) => r.p99Ms / r.p50Ms)),
       cpuUsPerReq: median(runs.map((r) => r.cpuUsPerReq[cfg.server.name]!)),
+      sysShare: median(runs.map((r) => r.serverSysShare)),
+      cpuBusy: [
+        median(runs.map((r) => r.cpus[0]?.busy ?? Number.NaN)),
+        median(runs.map((r) => r.cpus[1]?.busy ?? Number.NaN)),
+      ],
       othersUsPerReq,
       ratios,
       cpuRatios,
@@ -139,6 +148,8 @@ export function formatTable(scenarios: ScenarioSummary[]): string {
     pad('p99 ms', 8, true),
     pad('p99/p50', 8, true),
     pad('CPU µs/req', 11, true),
+    pad('sys', 5, true),
+    pad('CPU0/1 busy', 12, true),
     '  ratio vs baselines (rps; CPU/req)',
   ].join(' ');
   const lines = [head, '-'.repeat(head.length + 10)];
@@ -161,6 +172,8 @@ export function formatTable(scenarios: ScenarioSummary[]): string {
           pad(f(c.p99Ms), 8, true),
           pad(f(c.tail), 8, true),
           pad(c.cpuUsPerReq.toFixed(0), 11, true),
+          pad(`${(c.sysShare * 100).toFixed(0)}%`, 5, true),
+          pad(`${(c.cpuBusy[0] * 100).toFixed(0)}/${(c.cpuBusy[1] * 100).toFixed(0)} %`, 12, true),
           `  ${ratios}`,
         ].join(' '),
       );

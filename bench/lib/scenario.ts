@@ -5,7 +5,7 @@
  * all of them alike. Each run records wrk's figures, the CPU seconds of the server
  * process(es) from /proc, and the busy/steal time of each CPU.
  */
-import { cpuDelta, cpuSeconds, sampleCpus } from './proc.ts';
+import { cpuDelta, cpuTimes, sampleCpus } from './proc.ts';
 import { runWrk, type WrkResult } from './wrk.ts';
 
 export interface Watched {
@@ -47,6 +47,8 @@ export interface RunResult {
   maxMs: number;
   /** CPU µs per completed request of the server, then of each other watched process. */
   cpuUsPerReq: Record<string, number>;
+  /** Share of the server's CPU time spent in the kernel. */
+  serverSysShare: number;
   /** Busy share of each CPU during the run, and steal seconds. */
   cpus: { busy: number; stealSec: number }[];
   errors: WrkResult['errors'];
@@ -93,6 +95,7 @@ function notMeasured(why: string): RunResult {
     p99Ms: none,
     maxMs: none,
     cpuUsPerReq: {},
+    serverSysShare: none,
     cpus: [],
     errors: { connect: 0, read: 0, write: 0, status: 0, timeout: 0 },
     exhausted: true,
@@ -103,7 +106,7 @@ function notMeasured(why: string): RunResult {
 export async function measure(cfg: Config, seconds: number, o: ScenarioOptions): Promise<RunResult> {
   const watched = [cfg.server, ...(cfg.others ?? [])];
   if (cfg.proofs && cfg.proofs.next > cfg.proofs.total) return notMeasured('no payment proofs left');
-  const before = watched.map((p) => cpuSeconds(p.pid, p.tree));
+  const before = watched.map((p) => cpuTimes(p.pid, p.tree));
   const cpu0 = sampleCpus();
   const supply = cfg.proofs;
   const w = await runWrk({
@@ -116,12 +119,18 @@ export async function measure(cfg: Config, seconds: number, o: ScenarioOptions):
     proofs: supply ? { file: supply.file, from: supply.next, path: supply.path } : undefined,
   });
   const cpu1 = sampleCpus();
-  const after = watched.map((p) => cpuSeconds(p.pid, p.tree));
+  const after = watched.map((p) => cpuTimes(p.pid, p.tree));
   if (supply) supply.next += w.sent;
   const cpuUsPerReq: Record<string, number> = {};
+  const spent = watched.map((_, i) => ({
+    user: after[i]!.user - before[i]!.user,
+    system: after[i]!.system - before[i]!.system,
+  }));
   watched.forEach((p, i) => {
-    cpuUsPerReq[p.name] = w.requests > 0 ? ((after[i]! - before[i]!) / w.requests) * 1e6 : Number.NaN;
+    const total = spent[i]!.user + spent[i]!.system;
+    cpuUsPerReq[p.name] = w.requests > 0 ? (total / w.requests) * 1e6 : Number.NaN;
   });
+  const server = spent[0]!;
   const problems = check(cfg, w);
   if (w.exhausted) problems.push(`proofs ran out after ${w.activeS.toFixed(2)} s (window shortened)`);
   return {
@@ -133,6 +142,7 @@ export async function measure(cfg: Config, seconds: number, o: ScenarioOptions):
     p99Ms: w.latencyMs.p99,
     maxMs: w.latencyMs.max,
     cpuUsPerReq,
+    serverSysShare: server.system / (server.user + server.system || 1),
     cpus: cpuDelta(cpu0, cpu1),
     errors: w.errors,
     exhausted: w.exhausted,

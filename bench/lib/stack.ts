@@ -1,7 +1,8 @@
 /**
  * Starts everything the scenarios need, each in its own pinned process: the sandbox
  * chains, the reference upstream, the real gateway, the bare 402 server, the
- * @x402/express server (with its facilitator stub) and nginx. Then checks that each
+ * @x402/express server (with its facilitator stub), nginx and a minimal node:http +
+ * undici forwarder (a reference for what Node itself costs). Then checks that each
  * answers what its scenario expects before anything is timed.
  */
 import { randomBytes } from 'node:crypto';
@@ -37,12 +38,14 @@ export interface Stack {
   bare402: Child;
   x402: Child;
   nginx: Child;
+  floor: Child;
   facilitator: FacilitatorStub;
   solanaRpcUrl: string;
   faucetUrl: string;
   gatewayBase: string;
   upstreamBase: string;
   nginxBase: string;
+  floorBase: string;
   bare402Url: string;
   x402Url: string;
   /** The gateway's 402 for GET /p/bench/paid: body bytes and header set. */
@@ -124,6 +127,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       BENCH_UPSTREAM_URL: upstreamBase,
       BENCH_PROVIDER_SOLANA: newSolanaKey().address,
       BENCH_PROVIDER_SUI: newSuiKey().address,
+      BENCH_MEMORY_REPORT: '1',
       ...(o.profileDir ? { BENCH_PROFILE_DIR: o.profileDir } : {}),
     },
   });
@@ -166,6 +170,14 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     cpu: o.serverCpu,
   });
   const nginxBase = `http://127.0.0.1:${nginxPort}`;
+  const floor = await spawnPinned({
+    name: 'undici-forward',
+    cpu: o.serverCpu,
+    command: node,
+    args: [server('undici-forward.ts')],
+    env: { BENCH_UPSTREAM_URL: upstreamBase },
+  });
+  const floorBase = `http://127.0.0.1:${floor.info['port']}`;
 
   const stack: Stack = {
     chains,
@@ -174,12 +186,14 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     bare402,
     x402,
     nginx,
+    floor,
     facilitator,
     solanaRpcUrl: String(chains.info['solanaUrl']),
     faucetUrl: String(chains.info['controlUrl']),
     gatewayBase,
     upstreamBase,
     nginxBase,
+    floorBase,
     bare402Url: `http://127.0.0.1:${bare402.info['port']}/p/bench/paid`,
     x402Url: `http://127.0.0.1:${x402.info['port']}/p/bench/paid`,
     challenge: {
@@ -199,6 +213,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   for (const [base, what] of [
     [upstreamBase, 'upstream'],
     [nginxBase, 'nginx'],
+    [floorBase, 'node:http + undici forwarder'],
   ] as const) {
     await expectResponse(`${base}/free`, 200, small, what);
     await expectResponse(`${base}/big`, 200, big, what);

@@ -11,6 +11,7 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
+import { getHeapStatistics } from 'node:v8';
 import { parseAmount } from '@tollgate/protocol';
 import { createGateway } from '../../packages/gateway/src/app.ts';
 import { loadConfig, withConfig } from '../../packages/gateway/src/config.ts';
@@ -113,4 +114,17 @@ if (profileDir) {
     writeFileSync(file, JSON.stringify(profile));
     process.stderr.write(`profile:written ${file}\n`);
   });
+}
+
+// Memory for the soak: once a second, RSS and the lowest V8 heap use seen in that second
+// (sampled every 100 ms, so it tracks the heap just after collections, not the saw-tooth).
+if (process.env['BENCH_MEMORY_REPORT'] === '1') {
+  let heapMin = Number.POSITIVE_INFINITY;
+  setInterval(() => {
+    heapMin = Math.min(heapMin, getHeapStatistics().used_heap_size);
+  }, 100).unref();
+  setInterval(() => {
+    process.stderr.write(`mem ${JSON.stringify({ rss: process.memoryUsage.rss(), heapMin })}\n`);
+    heapMin = Number.POSITIVE_INFINITY;
+  }, 1000).unref();
 }
