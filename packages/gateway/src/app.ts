@@ -57,6 +57,8 @@ export async function buildApp(
     },
     trustProxy: false,
     return503OnClosing: true,
+    // One access line per request (below) instead of Fastify's two.
+    disableRequestLogging: true,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 512 },
   });
   installErrorHandling(app);
@@ -66,8 +68,24 @@ export async function buildApp(
   });
   app.addHook('onResponse', async (request, reply) => {
     const route = routeFamily(request.url);
-    deps.metrics.httpRequests.inc({ route, method: request.method, status: String(reply.statusCode) });
+    const status = reply.statusCode;
+    deps.metrics.httpRequests.inc({ route, method: request.method, status: String(status) });
     deps.metrics.httpDuration.observe({ route }, reply.elapsedTime / 1000);
+    // Access log: every request at debug; at info only what an operator acts on
+    // (paid deliveries, server errors, upstream trouble), so the 402 path stays cheap.
+    const notable = status >= 500 || reply.getHeader('x-payment-response') !== undefined;
+    const level = notable ? 'info' : 'debug';
+    if ((request.log as unknown as { isLevelEnabled(l: string): boolean }).isLevelEnabled(level)) {
+      request.log[level](
+        {
+          method: request.method,
+          path: request.url.split('?')[0],
+          status,
+          ms: Math.round(reply.elapsedTime),
+        },
+        'request',
+      );
+    }
   });
 
   rateLimit(app, deps);

@@ -1,8 +1,14 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EMPTY_BODY_SHA256, sha256Hex } from './hash.ts';
-import { computeRequestHash, type RequestHashInput, requestHashPreimage } from './request-hash.ts';
+import {
+  computeRequestHash,
+  type RequestHashInput,
+  requestHashPreimage,
+  requestHashPreimageCanonical,
+} from './request-hash.ts';
 
 interface Vector {
   name: string;
@@ -98,6 +104,34 @@ describe('computeRequestHash', () => {
 
   it.each(mutations)('changes when the %s changes', (_field, mutate) => {
     expect(computeRequestHash(mutate(base))).not.toBe(computeRequestHash(base));
+  });
+
+  it('builds exactly the RFC 8785 canonical JSON, for any input', () => {
+    const text = fc.string({ unit: 'grapheme', maxLength: 30 });
+    const amount = fc.bigInt({ min: 0n, max: 10n ** 18n }).map((n) => n.toString());
+    const split = fc.record({
+      recipientType: fc.constantFrom('provider' as const, 'platform' as const),
+      payTo: text,
+      amount,
+    });
+    const input = fc.record({
+      scheme: fc.constantFrom('exact_split' as const, 'exact' as const),
+      method: fc.constantFrom('GET', 'post', 'Put', 'DELETE'),
+      path: text,
+      bodySha256: fc.stringMatching(/^[0-9a-fA-F]{64}$/),
+      price: amount,
+      fee: amount,
+      accepts: fc.array(
+        fc.record({ chain: text, network: text, asset: text, splits: fc.array(split, { maxLength: 3 }) }),
+        { maxLength: 3 },
+      ),
+      nonce: text,
+      expiresAt: text,
+    });
+    fc.assert(
+      fc.property(input, (i) => requestHashPreimage(i) === requestHashPreimageCanonical(i)),
+      { numRuns: 500 },
+    );
   });
 
   it('treats the method case-insensitively and amounts as atomic integers', () => {

@@ -29,14 +29,40 @@ export interface RequestHashInput {
   expiresAt: string;
 }
 
+const ATOMIC = /^(0|[1-9][0-9]*)$/;
 const atomic = (v: string | bigint): string => {
-  const s = typeof v === 'bigint' ? v.toString() : v;
-  if (!/^(0|[1-9][0-9]*)$/.test(s)) throw new TypeError(`not an atomic integer amount: ${s}`);
-  return s;
+  if (typeof v === 'bigint') {
+    if (v < 0n) throw new TypeError(`not an atomic integer amount: ${v}`);
+    return v.toString();
+  }
+  if (!ATOMIC.test(v)) throw new TypeError(`not an atomic integer amount: ${v}`);
+  return v;
 };
+const str = JSON.stringify;
 
-/** The exact object that is canonicalised and hashed. */
+/**
+ * The exact string that is hashed: the RFC 8785 canonical JSON of the bound fields.
+ * Written out key by key in canonical (sorted) order because this runs on every 402;
+ * request-hash.test.ts checks it equals canonicalJson() of the same object.
+ */
 export function requestHashPreimage(input: RequestHashInput): string {
+  let accepts = '';
+  for (const a of input.accepts) {
+    let splits = '';
+    for (const sp of a.splits) {
+      splits += `${splits ? ',' : ''}{"amount":${str(atomic(sp.amount))},"payTo":${str(sp.payTo)},"recipientType":${str(sp.recipientType)}}`;
+    }
+    accepts += `${accepts ? ',' : ''}{"asset":${str(a.asset)},"chain":${str(a.chain)},"network":${str(a.network)},"splits":[${splits}]}`;
+  }
+  return (
+    `{"accepts":[${accepts}],"bodySha256":${str(input.bodySha256.toLowerCase())},"expiresAt":${str(input.expiresAt)}` +
+    `,"fee":${str(atomic(input.fee))},"method":${str(input.method.toUpperCase())},"nonce":${str(input.nonce)}` +
+    `,"path":${str(input.path)},"price":${str(atomic(input.price))},"scheme":${str(input.scheme)},"v":1}`
+  );
+}
+
+/** The same preimage through the generic canonicaliser: the definition the fast path must match. */
+export function requestHashPreimageCanonical(input: RequestHashInput): string {
   return canonicalJson({
     v: 1,
     scheme: input.scheme,

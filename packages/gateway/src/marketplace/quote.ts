@@ -35,7 +35,27 @@ export function railOptions(
   return options.sort((a, b) => a.chain.localeCompare(b.chain) * -1);
 }
 
+/**
+ * A catalogue snapshot's endpoint always has the same quote: cache it on the endpoint
+ * object (a new snapshot brings new objects), so a 402 reuses its formatted parts.
+ */
+const cached = new WeakMap<Endpoint, { rails: readonly Rail[]; quote: Quote }>();
+
 export function marketplaceQuote(
+  slug: string,
+  endpoint: Endpoint,
+  rails: readonly Rail[],
+  config: Readonly<Config>,
+  verifiers: Partial<Record<ChainId, ChainVerifier>>,
+): Quote {
+  const hit = cached.get(endpoint);
+  if (hit && hit.rails === rails) return hit.quote;
+  const quote = buildQuote(slug, endpoint, rails, config, verifiers);
+  cached.set(endpoint, { rails, quote });
+  return quote;
+}
+
+function buildQuote(
   slug: string,
   endpoint: Endpoint,
   rails: readonly Rail[],

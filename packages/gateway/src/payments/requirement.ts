@@ -57,7 +57,7 @@ export function toAcceptOption(o: QuotedOption): AcceptOption {
 }
 
 /** The request hash for a request under a set of claims (issue time and retry use the same function). */
-export function requestHashFor(claims: RequirementClaims, req: RequestFacts): string {
+export function requestHashFor(claims: RequirementClaims, req: RequestFacts, expiresAt?: string): string {
   return computeRequestHash({
     scheme: claims.scheme,
     method: req.method,
@@ -65,15 +65,44 @@ export function requestHashFor(claims: RequirementClaims, req: RequestFacts): st
     bodySha256: req.bodySha256,
     price: claims.price,
     fee: claims.fee,
+    // Quoted options are already in the hash's shape (asset is always "USDC" on the wire).
     accepts: claims.options.map((o) => ({
       chain: o.chain,
       network: o.network,
       asset: 'USDC',
-      splits: o.splits.map((s) => ({ recipientType: s.recipientType, payTo: s.payTo, amount: s.amount })),
+      splits: o.splits,
     })),
     nonce: claims.nonce,
-    expiresAt: new Date(claims.expiresAtMs).toISOString(),
+    expiresAt: expiresAt ?? new Date(claims.expiresAtMs).toISOString(),
   });
+}
+
+/** Accept options without their memo, formatted once per quote (a cached quote serves many 402s). */
+const formatted = new WeakMap<Quote['options'], Omit<AcceptOption, 'memo'>[]>();
+function acceptsOf(quote: Quote, memo: string): AcceptOption[] {
+  let base = formatted.get(quote.options);
+  if (!base) {
+    base = quote.options.map((o) => {
+      const { memo: _unused, ...rest } = toAcceptOption({ ...o, memo: '' });
+      return rest;
+    });
+    formatted.set(quote.options, base);
+  }
+  return base.map((a) => ({ ...a, memo }));
+}
+
+/** 128-bit nonces from a pooled buffer: one getrandom call per 256 requirements. */
+const POOL = 16 * 256;
+let pool = Buffer.alloc(0);
+let poolAt = POOL;
+function newNonce(): string {
+  if (poolAt >= POOL) {
+    pool = randomBytes(POOL);
+    poolAt = 0;
+  }
+  const nonce = pool.toString('base64url', poolAt, poolAt + 16);
+  poolAt += 16;
+  return nonce;
 }
 
 export function issueRequirement(
@@ -83,7 +112,8 @@ export function issueRequirement(
   nowMs: number,
   ttlSec: number,
 ): { body: PaymentRequirement; claims: RequirementClaims } {
-  const nonce = randomBytes(16).toString('base64url');
+  const nonce = newNonce();
+  const memo = memoForNonce(nonce);
   const claims: RequirementClaims = {
     scheme: quote.scheme,
     subject: quote.subject,
@@ -92,19 +122,20 @@ export function issueRequirement(
     expiresAtMs: nowMs + ttlSec * 1000,
     price: quote.price,
     fee: quote.fee,
-    options: quote.options.map((o) => ({ ...o, memo: memoForNonce(nonce) })),
+    options: quote.options.map((o) => ({ ...o, memo })),
   };
+  const expiresAt = new Date(claims.expiresAtMs).toISOString();
   const body: PaymentRequirement = {
     error: 'payment_required',
     x402Version: 1,
     scheme: quote.scheme,
     resource: quote.resource,
     description: quote.description,
-    expiresAt: new Date(claims.expiresAtMs).toISOString(),
+    expiresAt,
     nonce,
-    requestHash: requestHashFor(claims, req),
-    paymentRequirementId: tokens.sign(claims),
-    accepts: claims.options.map(toAcceptOption),
+    requestHash: requestHashFor(claims, req, expiresAt),
+    paymentRequirementId: tokens.sign(claims, quote.options),
+    accepts: acceptsOf(quote, memo),
     ...(quote.cost ? { cost: quote.cost } : {}),
   };
   return { body, claims };
