@@ -17,7 +17,8 @@ export interface BenchOptions {
   chainCpu: string;
   loadCpu: string;
   databaseUrl: string | null;
-  healthIntervalMs: number;
+  /** Gateway TOLLGATE_HEALTH_INTERVAL_MS; null keeps the production default. */
+  healthIntervalMs: number | null;
   keep: boolean;
   /** Scenario keys to run (402, free, big, paid); all when empty. */
   only: string[];
@@ -35,7 +36,7 @@ const HELP = `npm run bench -- [options]
   --log-level L           gateway LOG_LEVEL (default info, the production default)
   --upstream-cpu C        CPU of the upstream (default 0, shared with the server under test)
   --database-url URL      gateway DATABASE_URL (default: SQLite in a temp file); an empty database
-  --health-interval-ms N  gateway active health checks (default 0 = off; see docs/performance.md)
+  --health-interval-ms N  gateway active health-check interval (default: the gateway's own default)
   --only LIST             run only these scenarios, e.g. --only 402,free (402, free, big, paid)
   --keep                  keep the temp directory (configs, logs, proofs)`;
 
@@ -88,7 +89,8 @@ export function parseOptions(argv: string[]): BenchOptions {
     chainCpu: '1',
     loadCpu: '1',
     databaseUrl: values['database-url'] ?? null,
-    healthIntervalMs: num(values['health-interval-ms'], 0, 0),
+    healthIntervalMs:
+      values['health-interval-ms'] === undefined ? null : num(values['health-interval-ms'], 0, 0),
     keep: values.keep === true,
     only: (values.only ?? '').split(',').filter(Boolean),
   };

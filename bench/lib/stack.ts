@@ -25,8 +25,8 @@ export interface StackOptions {
   chainCpu: string;
   logLevel: string;
   databaseUrl: string;
-  /** Active health-check interval for the gateway (0 = off). */
-  healthIntervalMs: number;
+  /** Active health-check interval for the gateway (0 = off, null = its default). */
+  healthIntervalMs: number | null;
   profileDir?: string;
   log: (line: string) => void;
 }
@@ -121,7 +121,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       PLATFORM_SUI_ADDRESS: newSuiKey().address,
       // Free routes need price 0 and fee 0; the paid route keeps the default 1 % fee.
       PLATFORM_FEE_MIN: '0',
-      TOLLGATE_HEALTH_INTERVAL_MS: String(o.healthIntervalMs),
+      ...(o.healthIntervalMs === null ? {} : { TOLLGATE_HEALTH_INTERVAL_MS: String(o.healthIntervalMs) }),
       TOLLGATE_ALLOW_PRIVATE_ORIGINS: '1',
       LOG_LEVEL: o.logLevel,
       BENCH_UPSTREAM_URL: upstreamBase,
