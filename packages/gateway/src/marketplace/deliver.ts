@@ -27,15 +27,48 @@ export function streamAndSettle(
   maxStoredBytes: number,
   onSettled?: (delivered: boolean) => void,
 ): FastifyReply | Promise<FastifyReply> {
+  const declared = Number(flattenHeaders(headers)['content-length'] ?? Number.NaN);
   if (!lease) {
+    // A small body of known length goes out in one write (headers + body) instead of a
+    // piped stream (headers, then data): most API answers are like that.
+    if (Number.isFinite(declared) && declared <= SMALL_BODY_BYTES)
+      return sendSmall(reply, status, headers, body);
     reply.code(status).headers(headers);
     return reply.send(body);
   }
-  const declared = Number(flattenHeaders(headers)['content-length'] ?? Number.NaN);
   if (Number.isFinite(declared) && declared <= maxStoredBytes) {
     return bufferCompleteSend(reply, status, headers, body, lease, maxStoredBytes, onSettled);
   }
   return streamThrough(reply, status, headers, body, lease, maxStoredBytes, onSettled);
+}
+
+const SMALL_BODY_BYTES = 64 * 1024;
+
+async function sendSmall(
+  reply: FastifyReply,
+  status: number,
+  headers: Record<string, string | string[]>,
+  body: Readable,
+): Promise<FastifyReply> {
+  let bytes: Buffer | 'too_large';
+  try {
+    bytes = await readCapped(body, SMALL_BODY_BYTES);
+  } catch (err) {
+    const { error, detail } = classifyUpstreamError(err);
+    throw new ApiError(
+      error === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error',
+      'the upstream failed while sending its answer',
+      {
+        reason: detail,
+      },
+    );
+  }
+  if (bytes === 'too_large')
+    throw new ApiError('upstream_error', 'the upstream sent more than it declared', {
+      reason: 'length_mismatch',
+    });
+  reply.code(status).headers(headers);
+  return reply.send(bytes);
 }
 
 /**
