@@ -260,15 +260,17 @@ async function main(opts: BenchOptions): Promise<void> {
       rssMB[def.key] = rssBytes(live.gateway.pid) / 2 ** 20;
       log(`  gateway RSS now ${rssMB[def.key]!.toFixed(0)} MB`);
       // Soak the small-body routes before the 256 KB scenario raises the RSS high-water mark.
-      if (def.key === 'free' && opts.soakS > 0) {
+      const soakAfter = defs.filter((d) => d.key === '402' || d.key === 'free').at(-1)?.key;
+      if (def.key === soakAfter && opts.soakS > 0) {
         for (const d of defs.filter((x) => x.key === '402' || x.key === 'free')) {
           const cfg = d.configs.find((c) => c.key === 'gateway')!;
           log(`soak: ${d.title} for ${opts.soakS} s`);
           const s = await soak(cfg, live.gateway, opts.soakS, base);
           soaks.push(s);
           log(
-            `  RSS ${s.rss.startMB.toFixed(1)} → ${s.rss.endMB.toFixed(1)} MB (slope ${s.rss.slopeMBPerMin.toFixed(2)} MB/min), ` +
-              `heap floor ${s.heapFloor.startMB.toFixed(1)} → ${s.heapFloor.endMB.toFixed(1)} MB, ${s.run.rps.toFixed(0)} req/s`,
+            `  heap after full GC ${s.retained.startMB.toFixed(1)} → ${s.retained.endMB.toFixed(1)} MB, ` +
+              `RSS ${s.rss.startMB.toFixed(1)} → ${s.rss.endMB.toFixed(1)} MB (slope ${s.rss.slopeMBPerMin.toFixed(2)} MB/min), ` +
+              `${s.run.rps.toFixed(0)} req/s`,
           );
         }
       }
@@ -288,9 +290,10 @@ async function main(opts: BenchOptions): Promise<void> {
         name: `memory flat over a ${s.seconds} s soak: ${s.label}`,
         holds: s.flat,
         detail:
-          `RSS ${s.rss.startMB.toFixed(1)} → ${s.rss.endMB.toFixed(1)} MB (slope ${s.rss.slopeMBPerMin.toFixed(2)} MB/min), ` +
-          `V8 heap floor ${s.heapFloor.startMB.toFixed(1)} → ${s.heapFloor.endMB.toFixed(1)} MB, first vs last third, ` +
-          `over ${s.run.requests} requests`,
+          `heap after full GC ${s.retained.startMB.toFixed(1)} → ${s.retained.endMB.toFixed(1)} MB` +
+          `${s.retained.collected ? '' : ' (no gc(): not collected)'}, ` +
+          `RSS ${s.rss.startMB.toFixed(1)} → ${s.rss.endMB.toFixed(1)} MB (first vs last third, slope ${s.rss.slopeMBPerMin.toFixed(2)} MB/min), ` +
+          `heap floor ${s.heapFloor.startMB.toFixed(1)} → ${s.heapFloor.endMB.toFixed(1)} MB, over ${s.run.requests} requests`,
       })),
     ];
 

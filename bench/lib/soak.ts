@@ -1,10 +1,12 @@
 /**
  * Memory over a long run: drives one route for `seconds` while the gateway reports,
  * once a second, its RSS and the lowest V8 heap use of that second (see
- * servers/gateway.ts). Growth is judged between the first and the last third of the
- * run: RSS by medians, the heap by its floor (the lowest value, i.e. after
- * collections), so GC saw-teeth do not count as growth. The least-squares slope of
- * RSS is reported too.
+ * servers/gateway.ts). Before and after the run the gateway is asked for its heap
+ * after two full collections: growth there is memory it kept. "Flat" means that
+ * retained heap grew by at most max(5 %, 2 MB) and RSS (median of the first vs the
+ * last third of the samples) by at most max(10 %, 16 MB). The RSS slope and the heap
+ * floor per third are reported too; the floor alone can rise for a minute or more
+ * between V8's full collections, so it is not judged.
  */
 import type { Child } from './children.ts';
 import { type Config, measure, type RunResult, type ScenarioOptions } from './scenario.ts';
@@ -16,11 +18,21 @@ export interface SoakResult {
   samples: { t: number; rssMB: number; heapMinMB: number }[];
   rss: { startMB: number; endMB: number; minMB: number; maxMB: number; slopeMBPerMin: number };
   heapFloor: { startMB: number; endMB: number };
+  /** Heap after full collections, before and after the run. */
+  retained: { startMB: number; endMB: number; collected: boolean };
   flat: boolean;
   run: RunResult;
 }
 
 const MB = 1024 * 1024;
+
+async function retainedHeap(server: Child): Promise<{ mb: number; collected: boolean }> {
+  const port = server.info['memoryPort'];
+  if (typeof port !== 'number') throw new Error('the gateway has no memory port (BENCH_MEMORY_REPORT)');
+  const res = await fetch(`http://127.0.0.1:${port}/memory`);
+  const m = (await res.json()) as { heapUsed: number; collected: boolean };
+  return { mb: m.heapUsed / MB, collected: m.collected };
+}
 
 export async function soak(
   cfg: Config,
@@ -29,6 +41,7 @@ export async function soak(
   o: ScenarioOptions,
 ): Promise<SoakResult> {
   const samples: SoakResult['samples'] = [];
+  const before = await retainedHeap(server);
   const t0 = performance.now();
   let buf = '';
   const onData = (d: Buffer) => {
@@ -49,6 +62,7 @@ export async function soak(
   } finally {
     server.proc.stderr?.off('data', onData);
   }
+  const after = await retainedHeap(server);
   if (samples.length < 6)
     throw new Error(`soak ${cfg.label}: only ${samples.length} memory samples from the gateway`);
   const third = Math.floor(samples.length / 3);
@@ -65,14 +79,16 @@ export async function soak(
     startMB: Math.min(...first.map((s) => s.heapMinMB)),
     endMB: Math.min(...last.map((s) => s.heapMinMB)),
   };
-  const grew = (a: number, b: number, share: number) => b - a > Math.max(share * a, 4);
+  const retained = { startMB: before.mb, endMB: after.mb, collected: before.collected && after.collected };
+  const grew = (a: number, b: number, share: number, floorMB: number) => b - a > Math.max(share * a, floorMB);
   return {
     label: cfg.label,
     seconds,
     samples,
     rss,
     heapFloor,
-    flat: !grew(rss.startMB, rss.endMB, 0.05) && !grew(heapFloor.startMB, heapFloor.endMB, 0.1),
+    retained,
+    flat: !grew(retained.startMB, retained.endMB, 0.05, 2) && !grew(rss.startMB, rss.endMB, 0.1, 16),
     run,
   };
 }

@@ -9,7 +9,9 @@
  *   GET big   0        (256 KB streamed)
  */
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { Session } from 'node:inspector/promises';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { parseAmount } from '@tollgate/protocol';
@@ -85,10 +87,12 @@ catalog.invalidate(BENCH_SLUG);
 
 await gateway.app.listen({ port: 0, host: '127.0.0.1' });
 const address = gateway.app.server.address();
+const memoryPort = process.env['BENCH_MEMORY_REPORT'] === '1' ? await startMemoryReport() : null;
 announce({
   port: typeof address === 'object' && address ? address.port : 0,
   slug: BENCH_SLUG,
   database: config.databaseUrl,
+  memoryPort,
 });
 exitOnSignal(() => gateway.close());
 
@@ -116,9 +120,13 @@ if (profileDir) {
   });
 }
 
-// Memory for the soak: once a second, RSS and the lowest V8 heap use seen in that second
-// (sampled every 100 ms, so it tracks the heap just after collections, not the saw-tooth).
-if (process.env['BENCH_MEMORY_REPORT'] === '1') {
+/**
+ * Memory for the soak. Once a second, RSS and the lowest V8 heap use seen in that second go
+ * to stderr (sampled every 100 ms, so they track the heap just after collections). A loopback
+ * port answers GET /memory with the heap after two full collections (needs --expose-gc), which
+ * the bench reads before and after a soak: growth there is memory the gateway kept.
+ */
+async function startMemoryReport(): Promise<number> {
   let heapMin = Number.POSITIVE_INFINITY;
   setInterval(() => {
     heapMin = Math.min(heapMin, getHeapStatistics().used_heap_size);
@@ -127,4 +135,17 @@ if (process.env['BENCH_MEMORY_REPORT'] === '1') {
     process.stderr.write(`mem ${JSON.stringify({ rss: process.memoryUsage.rss(), heapMin })}\n`);
     heapMin = Number.POSITIVE_INFINITY;
   }, 1000).unref();
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const server = createServer((_req, res) => {
+    gc?.();
+    gc?.();
+    const m = process.memoryUsage();
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({ collected: gc !== undefined, rss: m.rss, heapUsed: m.heapUsed, external: m.external }),
+    );
+  });
+  server.unref();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
 }
