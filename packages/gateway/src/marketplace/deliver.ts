@@ -44,29 +44,38 @@ export function streamAndSettle(
 
 const SMALL_BODY_BYTES = 64 * 1024;
 
+/**
+ * Reads a body of declared size whole; an upstream that fails or sends more than it
+ * declared becomes an ApiError (retryable when a payment is waiting on it).
+ */
+async function readWhole(body: Readable, maxBytes: number, retryable: boolean): Promise<Buffer> {
+  let bytes: Buffer | 'too_large';
+  try {
+    bytes = await readCapped(body, maxBytes);
+  } catch (err) {
+    const { error, detail } = classifyUpstreamError(err);
+    throw new ApiError(
+      error === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error',
+      `the upstream failed while sending its answer${retryable ? '; retry with the same X-PAYMENT' : ''}`,
+      { ...(retryable ? { retryable } : {}), reason: detail },
+    );
+  }
+  if (bytes === 'too_large') {
+    throw new ApiError('upstream_error', 'the upstream sent more than it declared', {
+      ...(retryable ? { retryable } : {}),
+      reason: 'length_mismatch',
+    });
+  }
+  return bytes;
+}
+
 async function sendSmall(
   reply: FastifyReply,
   status: number,
   headers: Record<string, string | string[]>,
   body: Readable,
 ): Promise<FastifyReply> {
-  let bytes: Buffer | 'too_large';
-  try {
-    bytes = await readCapped(body, SMALL_BODY_BYTES);
-  } catch (err) {
-    const { error, detail } = classifyUpstreamError(err);
-    throw new ApiError(
-      error === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error',
-      'the upstream failed while sending its answer',
-      {
-        reason: detail,
-      },
-    );
-  }
-  if (bytes === 'too_large')
-    throw new ApiError('upstream_error', 'the upstream sent more than it declared', {
-      reason: 'length_mismatch',
-    });
+  const bytes = await readWhole(body, SMALL_BODY_BYTES, false);
   reply.code(status).headers(headers);
   return reply.send(bytes);
 }
@@ -85,26 +94,13 @@ async function bufferCompleteSend(
   maxStoredBytes: number,
   onSettled?: (delivered: boolean) => void,
 ): Promise<FastifyReply> {
-  let bytes: Buffer | 'too_large';
+  let bytes: Buffer;
   try {
-    bytes = await readCapped(body, maxStoredBytes);
+    bytes = await readWhole(body, maxStoredBytes, true);
   } catch (err) {
     await lease.release();
     onSettled?.(false);
-    const { error, detail } = classifyUpstreamError(err);
-    throw new ApiError(
-      error === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error',
-      'the upstream failed while sending its answer; retry with the same X-PAYMENT',
-      { retryable: true, reason: detail },
-    );
-  }
-  if (bytes === 'too_large') {
-    await lease.release();
-    onSettled?.(false);
-    throw new ApiError('upstream_error', 'the upstream sent more than it declared', {
-      retryable: true,
-      reason: 'length_mismatch',
-    });
+    throw err;
   }
   await lease.complete({ status, headers: flattenHeaders(headers), body: bytes });
   onSettled?.(true);

@@ -41,16 +41,11 @@ export function railOptions(
  */
 const cached = new WeakMap<Endpoint, { rails: readonly Rail[]; quote: Quote }>();
 
-export function marketplaceQuote(
-  slug: string,
-  endpoint: Endpoint,
-  rails: readonly Rail[],
-  config: Readonly<Config>,
-  verifiers: Partial<Record<ChainId, ChainVerifier>>,
-): Quote {
+export function marketplaceQuote(...args: Parameters<typeof buildQuote>): Quote {
+  const [, endpoint, rails] = args;
   const hit = cached.get(endpoint);
   if (hit && hit.rails === rails) return hit.quote;
-  const quote = buildQuote(slug, endpoint, rails, config, verifiers);
+  const quote = buildQuote(...args);
   cached.set(endpoint, { rails, quote });
   return quote;
 }

@@ -94,15 +94,21 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
         ...extra,
       };
     }
+    /** The two split legs of option(): provider and platform, in USDC unless told otherwise. */
+    const legs = (
+      providerAmount = 900_000n,
+      platformAmount = 100_000n,
+      asset: 'usdc' | 'other' = 'usdc',
+    ): HarnessTransfer[] => [
+      { to: provider, amount: providerAmount, asset },
+      { to: platform, amount: platformAmount, asset },
+    ];
     const memo = () => `tollgate:v1:test-${name}-${++n}-${Math.random().toString(36).slice(2)}`;
 
     it('accepts an exact two-leg payment with the memo', async () => {
       const m = memo();
       const tx = await h.send({
-        transfers: [
-          { to: provider, amount: 900_000n },
-          { to: platform, amount: 100_000n },
-        ],
+        transfers: legs(),
         memos: [m],
       });
       const r = await h.verifier.verify(input(option(m), tx));
@@ -120,10 +126,7 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
     it('rejects a provider leg one atomic unit short', async () => {
       const m = memo();
       const tx = await h.send({
-        transfers: [
-          { to: provider, amount: 899_999n },
-          { to: platform, amount: 100_000n },
-        ],
+        transfers: legs(899_999n, 100_000n),
         memos: [m],
       });
       expect(await h.verifier.verify(input(option(m), tx))).toEqual({
@@ -135,10 +138,7 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
     it('rejects a platform leg one atomic unit short', async () => {
       const m = memo();
       const tx = await h.send({
-        transfers: [
-          { to: provider, amount: 900_000n },
-          { to: platform, amount: 99_999n },
-        ],
+        transfers: legs(900_000n, 99_999n),
         memos: [m],
       });
       expect(await h.verifier.verify(input(option(m), tx))).toEqual({
@@ -159,10 +159,7 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
     it('rejects the right amounts in another asset with the same decimals', async () => {
       const m = memo();
       const tx = await h.send({
-        transfers: [
-          { to: provider, amount: 900_000n, asset: 'other' },
-          { to: platform, amount: 100_000n, asset: 'other' },
-        ],
+        transfers: legs(900_000n, 100_000n, 'other'),
         memos: [m],
       });
       expect(await h.verifier.verify(input(option(m), tx))).toEqual({
@@ -174,10 +171,7 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
     it('rejects a payment without the memo', async () => {
       const m = memo();
       const tx = await h.send({
-        transfers: [
-          { to: provider, amount: 900_000n },
-          { to: platform, amount: 100_000n },
-        ],
+        transfers: legs(),
         memos: [],
       });
       expect(await h.verifier.verify(input(option(m), tx))).toEqual({
@@ -189,10 +183,7 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
     it('rejects a payment with a different memo', async () => {
       const m = memo();
       const tx = await h.send({
-        transfers: [
-          { to: provider, amount: 900_000n },
-          { to: platform, amount: 100_000n },
-        ],
+        transfers: legs(),
         memos: [memo()],
       });
       expect(await h.verifier.verify(input(option(m), tx))).toEqual({
@@ -204,10 +195,7 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
     it('rejects a payment with the memo twice', async () => {
       const m = memo();
       const tx = await h.send({
-        transfers: [
-          { to: provider, amount: 900_000n },
-          { to: platform, amount: 100_000n },
-        ],
+        transfers: legs(),
         memos: [m, m],
       });
       expect(await h.verifier.verify(input(option(m), tx))).toEqual({
@@ -219,10 +207,7 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
     it('rejects a proof whose payer did not sign the transaction', async () => {
       const m = memo();
       const tx = await h.send({
-        transfers: [
-          { to: provider, amount: 900_000n },
-          { to: platform, amount: 100_000n },
-        ],
+        transfers: legs(),
         memos: [m],
         from: 'other',
       });
@@ -235,10 +220,7 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
     it('rejects a transaction that failed on-chain', async () => {
       const m = memo();
       const tx = await h.send({
-        transfers: [
-          { to: provider, amount: 900_000n },
-          { to: platform, amount: 100_000n },
-        ],
+        transfers: legs(),
         memos: [m],
         fail: true,
       });
@@ -261,10 +243,7 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
       let tx: string;
       try {
         tx = await h.send({
-          transfers: [
-            { to: provider, amount: 900_000n },
-            { to: platform, amount: 100_000n },
-          ],
+          transfers: legs(),
           memos: [m],
         });
         const first = await h.verifier.verify(input(option(m), tx));
@@ -279,10 +258,7 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
     it('throws ChainUnavailableError when the RPC is down', async () => {
       const m = memo();
       const tx = await h.send({
-        transfers: [
-          { to: provider, amount: 900_000n },
-          { to: platform, amount: 100_000n },
-        ],
+        transfers: legs(),
         memos: [m],
       });
       h.setFault('rpc_down');
@@ -296,10 +272,7 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
     it('rejects a transaction made before the requirement was issued', async () => {
       const m = memo();
       const tx = await h.send({
-        transfers: [
-          { to: provider, amount: 900_000n },
-          { to: platform, amount: 100_000n },
-        ],
+        transfers: legs(),
         memos: [m],
       });
       const later = Date.now() + 10 * MINUTE;
@@ -312,10 +285,7 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
     it('rejects a transaction made after the requirement expired', async () => {
       const m = memo();
       const tx = await h.send({
-        transfers: [
-          { to: provider, amount: 900_000n },
-          { to: platform, amount: 100_000n },
-        ],
+        transfers: legs(),
         memos: [m],
       });
       const earlier = Date.now() - 20 * MINUTE;
