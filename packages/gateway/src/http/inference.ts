@@ -8,16 +8,9 @@ import type { Deps } from '../deps.ts';
 import { sendError } from '../errors.ts';
 import { capForBudget, countChatPrompt, planChat, upstreamChatBody } from '../inference/chat-plan.ts';
 import { parseChatRequest, parseJsonBody, validate } from '../inference/chat-request.ts';
-import {
-  answerGateOutcome,
-  keepLeaseAlive,
-  sendPaidJson,
-  sendRejected,
-  sendUpstreamFailure,
-} from '../inference/deliver.ts';
+import { keepLeaseAlive, sendPaidJson, sendRejected, sendUpstreamFailure } from '../inference/deliver.ts';
 import { embeddingsRequestSchema, planEmbeddings } from '../inference/embeddings-request.ts';
-import { abortOnClientClose, gate, modelFor, rawBody, runChat } from '../inference/paid-call.ts';
-import { inferenceQuote } from '../inference/quote.ts';
+import { abortOnClientClose, charge, modelFor, rawBody, runChat } from '../inference/paid-call.ts';
 import { failed, type Json } from '../inference/upstreams/upstream.ts';
 import { modelsList, pricingTable } from '../inference/views.ts';
 
@@ -51,21 +44,15 @@ async function chatCompletions(
   const model = modelFor(deps, req.model, 'chat');
   const tok = await deps.inference.tokenizer(model);
   const plan = planChat(model, req, countChatPrompt(tok, req.messages, req));
-  const quote = inferenceQuote(
-    {
-      subject: `inf:chat:${model.id}`,
-      resource: 'POST /v1/chat/completions',
-      description: `${model.id}: ${plan.promptTokens} prompt tokens + up to ${plan.maxTokens * plan.choices} completion tokens`,
-      price: plan.price,
-      pricingSourceVersion: model.pricingSourceVersion,
-    },
-    deps.config,
-    deps.verifiers,
-  );
-  const outcome = await gate(request, deps, quote);
-  const answered = answerGateOutcome(reply, outcome);
-  if (answered) return answered;
-  const lease = outcome.kind === 'paid' ? outcome.lease : null;
+  const charged = await charge(request, reply, deps, {
+    subject: `inf:chat:${model.id}`,
+    resource: 'POST /v1/chat/completions',
+    description: `${model.id}: ${plan.promptTokens} prompt tokens + up to ${plan.maxTokens * plan.choices} completion tokens`,
+    price: plan.price,
+    pricingSourceVersion: model.pricingSourceVersion,
+  });
+  if (charged.done) return charged.done;
+  const { lease } = charged;
   // Same body and catalogue as quoted give the plan's own cap; the paid price bounds it regardless.
   const maxTokens = lease ? capForBudget(model, plan, lease.claims.price) : plan.maxTokens;
   if (maxTokens < 1) {
@@ -92,21 +79,15 @@ async function embeddings(request: FastifyRequest, reply: FastifyReply, deps: De
   const model = modelFor(deps, req.model, 'embeddings');
   const tok = await deps.inference.tokenizer(model);
   const plan = planEmbeddings(model, tok, req);
-  const quote = inferenceQuote(
-    {
-      subject: `inf:embeddings:${model.id}`,
-      resource: 'POST /v1/embeddings',
-      description: `${model.id}: ${plan.inputTokens} input tokens`,
-      price: plan.price,
-      pricingSourceVersion: model.pricingSourceVersion,
-    },
-    deps.config,
-    deps.verifiers,
-  );
-  const outcome = await gate(request, deps, quote);
-  const answered = answerGateOutcome(reply, outcome);
-  if (answered) return answered;
-  const lease = outcome.kind === 'paid' ? outcome.lease : null;
+  const charged = await charge(request, reply, deps, {
+    subject: `inf:embeddings:${model.id}`,
+    resource: 'POST /v1/embeddings',
+    description: `${model.id}: ${plan.inputTokens} input tokens`,
+    price: plan.price,
+    pricingSourceVersion: model.pricingSourceVersion,
+  });
+  if (charged.done) return charged.done;
+  const { lease } = charged;
   const upstream = await deps.inference.embeddings(model);
   const upstreamModel = model.upstream.type === 'openai' ? (model.upstream.model ?? model.id) : model.id;
   const abort = abortOnClientClose(reply);

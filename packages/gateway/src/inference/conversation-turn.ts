@@ -15,16 +15,8 @@ import { type Conversation, type ConversationItem, UniqueViolationError } from '
 import { capForBudget, countChatPrompt, planChat, upstreamChatBody } from './chat-plan.ts';
 import type { ChatMessage, ChatRequest } from './chat-request.ts';
 import { allItems, itemView, type TurnRequest } from './conversations.ts';
-import {
-  answerGateOutcome,
-  keepLeaseAlive,
-  sendPaidJson,
-  sendRejected,
-  sendUpstreamFailure,
-  streamChat,
-} from './deliver.ts';
-import { abortOnClientClose, choiceTexts, countedUsage, gate, modelFor } from './paid-call.ts';
-import { inferenceQuote } from './quote.ts';
+import { keepLeaseAlive, sendPaidJson, sendRejected, sendUpstreamFailure, streamChat } from './deliver.ts';
+import { abortOnClientClose, charge, choiceTexts, countedUsage, modelFor } from './paid-call.ts';
 import { sseEvent } from './upstreams/sse.ts';
 import { failed, type Json } from './upstreams/upstream.ts';
 
@@ -66,21 +58,15 @@ export async function conversationTurn(
   const chat: ChatRequest = { ...params, model: model.id, messages };
   const tok = await deps.inference.tokenizer(model);
   const plan = planChat(model, chat, countChatPrompt(tok, messages));
-  const quote = inferenceQuote(
-    {
-      subject: `inf:conv:${conv.id}`,
-      resource: `POST /v1/conversations/${conv.id}/messages`,
-      description: `${model.id}: ${history.length} stored items + 1 message, ${plan.promptTokens} prompt tokens + up to ${plan.maxTokens} completion tokens`,
-      price: plan.price,
-      pricingSourceVersion: model.pricingSourceVersion,
-    },
-    deps.config,
-    deps.verifiers,
-  );
-  const outcome = await gate(request, deps, quote);
-  const answered = answerGateOutcome(reply, outcome);
-  if (answered) return answered;
-  const lease = outcome.kind === 'paid' ? outcome.lease : null;
+  const charged = await charge(request, reply, deps, {
+    subject: `inf:conv:${conv.id}`,
+    resource: `POST /v1/conversations/${conv.id}/messages`,
+    description: `${model.id}: ${history.length} stored items + 1 message, ${plan.promptTokens} prompt tokens + up to ${plan.maxTokens} completion tokens`,
+    price: plan.price,
+    pricingSourceVersion: model.pricingSourceVersion,
+  });
+  if (charged.done) return charged.done;
+  const { lease } = charged;
 
   const stream = turn.stream === true;
   const redemptionId = lease?.redemption.id ?? null;

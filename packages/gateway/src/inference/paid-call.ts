@@ -9,7 +9,15 @@ import { ApiError } from '../errors.ts';
 import type { GateOutcome, PaidLease } from '../payments/gate.ts';
 import type { Quote } from '../payments/requirement.ts';
 import type { ModelEntry } from './catalogue.ts';
-import { keepLeaseAlive, sendPaidJson, sendRejected, sendUpstreamFailure, streamChat } from './deliver.ts';
+import {
+  answerGateOutcome,
+  keepLeaseAlive,
+  sendPaidJson,
+  sendRejected,
+  sendUpstreamFailure,
+  streamChat,
+} from './deliver.ts';
+import { type InferenceQuoteInput, inferenceQuote } from './quote.ts';
 import type { Tokenizer } from './tokenizer.ts';
 import { type ChatUpstream, failed, type Json } from './upstreams/upstream.ts';
 
@@ -19,6 +27,23 @@ export function rawBody(request: FastifyRequest): Buffer | null {
 }
 
 /** Runs the shared payment gate for this request against `quote`. */
+/**
+ * Prices a paid inference call and runs it through the payment gate. Either the gate
+ * already answered (402, error, replay: `done`), or the caller serves the call with
+ * `lease` (null when nothing had to be paid).
+ */
+export async function charge(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: Deps,
+  input: InferenceQuoteInput,
+): Promise<{ done: FastifyReply } | { done: null; lease: PaidLease | null }> {
+  const outcome = await gate(request, deps, inferenceQuote(input, deps.config, deps.verifiers));
+  const answered = answerGateOutcome(reply, outcome);
+  if (answered) return { done: answered };
+  return { done: null, lease: outcome.kind === 'paid' ? outcome.lease : null };
+}
+
 export async function gate(request: FastifyRequest, deps: Deps, quote: Quote): Promise<GateOutcome> {
   if (quote.options.length === 0 && quote.price + quote.fee > 0n) {
     throw new ApiError(
