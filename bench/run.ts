@@ -16,6 +16,7 @@ import { killAllNow, stopAll } from './lib/children.ts';
 import { describeMachine } from './lib/machine.ts';
 import { type BenchOptions, parseOptions } from './lib/options.ts';
 import { preparePayments } from './lib/payments.ts';
+import { startPostgres } from './lib/postgres.ts';
 import { rssBytes } from './lib/proc.ts';
 import { formatProfile, type ProfileSummary, summarizeProfile } from './lib/profile.ts';
 import {
@@ -27,7 +28,14 @@ import {
   type Target,
   tailTargets,
 } from './lib/report.ts';
-import { type Config, measure, type ProofSupply, runScenario, type ScenarioOptions } from './lib/scenario.ts';
+import {
+  type Config,
+  measure,
+  type ProofSupply,
+  runScenario,
+  type ScenarioOptions,
+  type Watched,
+} from './lib/scenario.ts';
 import { type SoakResult, soak } from './lib/soak.ts';
 import { type Stack, startStack } from './lib/stack.ts';
 import { ensureTools } from './lib/tools.ts';
@@ -46,7 +54,7 @@ interface ScenarioDef {
   drainMs?: number;
 }
 
-function scenarios(stack: Stack, supply: ProofSupply): ScenarioDef[] {
+function scenarios(stack: Stack, supply: ProofSupply, database: string, db?: Watched): ScenarioDef[] {
   const gw = { name: 'gateway', pid: stack.gateway.pid };
   const up = { name: 'upstream', pid: stack.upstream.pid };
   const ngx = { name: 'nginx', pid: stack.nginx.pid, tree: true };
@@ -131,10 +139,10 @@ function scenarios(stack: Stack, supply: ProofSupply): ScenarioDef[] {
       configs: [
         {
           key: 'gateway',
-          label: 'Tollgate paid, SQLite',
+          label: `Tollgate paid, ${database}`,
           url: `${stack.gatewayBase}/paid`,
           server: gw,
-          others: [up, chain],
+          others: db ? [up, chain, db] : [up, chain],
           expect: 'ok',
           proofs: supply,
         },
@@ -194,10 +202,25 @@ async function main(opts: BenchOptions): Promise<void> {
     if (!opts.keep) rmSync(dir, { recursive: true, force: true });
   };
   let stack: Stack | undefined;
+  let pgDir: string | undefined;
+  let dbProcess: Watched | undefined;
   try {
     const profileDir = opts.profile ? join(dir, 'profiles') : undefined;
     if (profileDir) mkdirSync(profileDir);
-    const databaseUrl = opts.databaseUrl ?? `sqlite:${join(dir, 'tollgate.db')}`;
+    let databaseUrl = opts.databaseUrl ?? `sqlite:${join(dir, 'tollgate.db')}`;
+    let database = opts.databaseUrl
+      ? opts.databaseUrl.startsWith('postgres')
+        ? 'PostgreSQL'
+        : 'custom DB'
+      : 'SQLite';
+    if (opts.postgres) {
+      log(`starting a private PostgreSQL cluster on CPU ${opts.serverCpu}`);
+      const pg = await startPostgres(opts.serverCpu);
+      pgDir = pg.dir;
+      dbProcess = { name: 'postgres', pid: pg.child.pid, tree: true };
+      databaseUrl = pg.url;
+      database = 'PostgreSQL';
+    }
     stack = await startStack({
       dir,
       nginxBinary: tools['nginx']!,
@@ -212,7 +235,7 @@ async function main(opts: BenchOptions): Promise<void> {
     });
     log(
       `gateway 402: ${stack.challenge.bytes} B body + ${stack.challenge.headerBytes} B headers, ` +
-        `${stack.challenge.accepts} accept options; database ${opts.databaseUrl ? opts.databaseUrl.replace(/\/\/[^@]*@/, '//…@') : 'SQLite (temp file)'}`,
+        `${stack.challenge.accepts} accept options; database ${database === 'SQLite' ? 'SQLite (temp file)' : database}`,
     );
 
     // Real payments, made before anything is timed; each proof is sent exactly once.
@@ -243,7 +266,9 @@ async function main(opts: BenchOptions): Promise<void> {
       drainMs: opts.drainMs,
       log,
     };
-    const defs = scenarios(stack, supply).filter((d) => opts.only.length === 0 || opts.only.includes(d.key));
+    const defs = scenarios(stack, supply, database, dbProcess).filter(
+      (d) => opts.only.length === 0 || opts.only.includes(d.key),
+    );
     const live = stack;
     const summaries: ScenarioSummary[] = [];
     const raw: Record<string, unknown> = {};
@@ -316,7 +341,7 @@ async function main(opts: BenchOptions): Promise<void> {
           durationS: (Date.now() - started) / 1000,
           machine,
           options: opts,
-          database: opts.databaseUrl ? 'custom' : 'sqlite (temp file)',
+          database: database === 'SQLite' ? 'SQLite (temp file)' : database,
           challenge: stack.challenge,
           facilitatorCalls: stack.facilitator.calls,
           payments: { ...paid, used: supply.next - 1 },
@@ -338,6 +363,7 @@ async function main(opts: BenchOptions): Promise<void> {
     await stopAll();
     await stack?.facilitator.close();
     cleanupDir();
+    if (pgDir && !opts.keep) rmSync(pgDir, { recursive: true, force: true });
   }
 }
 

@@ -17,6 +17,8 @@ export interface BenchOptions {
   chainCpu: string;
   loadCpu: string;
   databaseUrl: string | null;
+  /** Run the gateway on a private PostgreSQL cluster started for the bench. */
+  postgres: boolean;
   /** Gateway TOLLGATE_HEALTH_INTERVAL_MS; null keeps the production default. */
   healthIntervalMs: number | null;
   keep: boolean;
@@ -35,6 +37,7 @@ const HELP = `npm run bench -- [options]
   --profile               afterwards, profile the gateway in each scenario and print the top frames
   --log-level L           gateway LOG_LEVEL (default info, the production default)
   --upstream-cpu C        CPU of the upstream (default 0, shared with the server under test)
+  --postgres              gateway on a private PostgreSQL cluster (initdb in the temp dir, pinned beside it)
   --database-url URL      gateway DATABASE_URL (default: SQLite in a temp file); an empty database
   --health-interval-ms N  gateway active health-check interval (default: the gateway's own default)
   --only LIST             run only these scenarios, e.g. --only 402,free (402, free, big, paid)
@@ -55,6 +58,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       'log-level': { type: 'string' },
       'upstream-cpu': { type: 'string' },
       'database-url': { type: 'string' },
+      postgres: { type: 'boolean', default: false },
       'health-interval-ms': { type: 'string' },
       keep: { type: 'boolean', default: false },
       only: { type: 'string' },
@@ -89,6 +93,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     chainCpu: '1',
     loadCpu: '1',
     databaseUrl: values['database-url'] ?? null,
+    postgres: values.postgres === true,
     healthIntervalMs:
       values['health-interval-ms'] === undefined ? null : num(values['health-interval-ms'], 0, 0),
     keep: values.keep === true,
