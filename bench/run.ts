@@ -13,29 +13,14 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killAllNow, stopAll } from './lib/children.ts';
+import { profileGateway, scenarios } from './lib/definitions.ts';
 import { describeMachine } from './lib/machine.ts';
 import { type BenchOptions, parseOptions } from './lib/options.ts';
 import { preparePayments } from './lib/payments.ts';
 import { startPostgres } from './lib/postgres.ts';
 import { rssBytes } from './lib/proc.ts';
-import { formatProfile, type ProfileSummary, summarizeProfile } from './lib/profile.ts';
-import {
-  formatTable,
-  formatTargets,
-  ratioTarget,
-  type ScenarioSummary,
-  summarize,
-  type Target,
-  tailTargets,
-} from './lib/report.ts';
-import {
-  type Config,
-  measure,
-  type ProofSupply,
-  runScenario,
-  type ScenarioOptions,
-  type Watched,
-} from './lib/scenario.ts';
+import { designTargets, formatTable, formatTargets, type ScenarioSummary, summarize } from './lib/report.ts';
+import { type ProofSupply, runScenario, type ScenarioOptions, type Watched } from './lib/scenario.ts';
 import { type SoakResult, soak } from './lib/soak.ts';
 import { type Stack, startStack } from './lib/stack.ts';
 import { ensureTools } from './lib/tools.ts';
@@ -45,146 +30,6 @@ const RESULTS = new URL('./results/', import.meta.url).pathname;
 const started = Date.now();
 const log = (line: string) =>
   console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${line}`);
-
-interface ScenarioDef {
-  key: string;
-  title: string;
-  configs: Config[];
-  baselines: string[];
-  drainMs?: number;
-}
-
-function scenarios(stack: Stack, supply: ProofSupply, database: string, db?: Watched): ScenarioDef[] {
-  const gw = { name: 'gateway', pid: stack.gateway.pid };
-  const up = { name: 'upstream', pid: stack.upstream.pid };
-  const ngx = { name: 'nginx', pid: stack.nginx.pid, tree: true };
-  const chain = { name: 'chains', pid: stack.chains.pid };
-  const forward = (path: string): Config[] => [
-    {
-      key: 'gateway',
-      label: 'Tollgate (price 0)',
-      url: `${stack.gatewayBase}/${path}`,
-      server: gw,
-      others: [up],
-      expect: 'ok',
-    },
-    {
-      key: 'nginx',
-      label: 'nginx proxy',
-      url: `${stack.nginxBase}/${path}`,
-      server: ngx,
-      others: [up],
-      expect: 'ok',
-    },
-    {
-      key: 'direct',
-      label: 'direct upstream',
-      url: `${stack.upstreamBase}/${path}`,
-      server: up,
-      expect: 'ok',
-    },
-    {
-      key: 'floor',
-      label: 'node:http+undici (ref.)',
-      url: `${stack.floorBase}/${path}`,
-      server: { name: 'undici-forward', pid: stack.floor.pid },
-      others: [up],
-      expect: 'ok',
-    },
-  ];
-  return [
-    {
-      key: '402',
-      title: '402 challenge',
-      configs: [
-        {
-          key: 'gateway',
-          label: 'Tollgate 402',
-          url: `${stack.gatewayBase}/paid`,
-          server: gw,
-          expect: '402',
-        },
-        {
-          key: 'bare',
-          label: 'bare node:http 402',
-          url: stack.bare402Url,
-          server: { name: 'bare-402', pid: stack.bare402.pid },
-          expect: '402',
-        },
-        {
-          key: 'x402',
-          label: '@x402/express 402',
-          url: stack.x402Url,
-          server: { name: 'x402-express', pid: stack.x402.pid },
-          expect: '402',
-        },
-      ],
-      baselines: ['bare', 'x402'],
-    },
-    {
-      key: 'free',
-      title: 'forward, no payment',
-      configs: forward('free'),
-      baselines: ['nginx', 'direct', 'floor'],
-    },
-    {
-      key: 'big',
-      title: '256 KB streamed',
-      configs: forward('big'),
-      baselines: ['nginx', 'direct', 'floor'],
-    },
-    {
-      key: 'paid',
-      title: 'paid (Solana sandbox)',
-      configs: [
-        {
-          key: 'gateway',
-          label: `Tollgate paid, ${database}`,
-          url: `${stack.gatewayBase}/paid`,
-          server: gw,
-          others: db ? [up, chain, db] : [up, chain],
-          expect: 'ok',
-          proofs: supply,
-        },
-        {
-          key: 'nginx',
-          label: 'nginx proxy',
-          url: `${stack.nginxBase}/free`,
-          server: ngx,
-          others: [up],
-          expect: 'ok',
-        },
-      ],
-      baselines: ['nginx'],
-      drainMs: 1000,
-    },
-  ];
-}
-
-async function profileGateway(
-  stack: Stack,
-  defs: ScenarioDef[],
-  o: ScenarioOptions,
-): Promise<Record<string, ProfileSummary>> {
-  const out: Record<string, ProfileSummary> = {};
-  for (const def of defs) {
-    const cfg = def.configs.find((c) => c.key === 'gateway')!;
-    if (cfg.proofs && cfg.proofs.next > cfg.proofs.total) {
-      log(`profile ${def.title}: skipped, no proofs left`);
-      continue;
-    }
-    const started = stack.gateway.waitStderr(/^profile:started/, 10_000);
-    process.kill(stack.gateway.pid, 'SIGUSR2');
-    await started;
-    await measure(cfg, o.roundS, { ...o, drainMs: def.drainMs ?? o.drainMs });
-    const written = stack.gateway.waitStderr(/^profile:written /, 30_000);
-    process.kill(stack.gateway.pid, 'SIGUSR2');
-    const file = (await written).replace(/^profile:written /, '').trim();
-    out[def.key] = summarizeProfile(file, 25);
-    console.log(`\n${formatProfile(`gateway profile, ${def.title}`, out[def.key]!)}`);
-  }
-  return out;
-}
 
 async function main(opts: BenchOptions): Promise<void> {
   const tools = ensureTools(['taskset', 'wrk', 'nginx']);
@@ -198,11 +43,8 @@ async function main(opts: BenchOptions): Promise<void> {
   );
 
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
-  const cleanupDir = () => {
-    if (!opts.keep) rmSync(dir, { recursive: true, force: true });
-  };
+  if (!opts.keep) tempDirs.add(dir);
   let stack: Stack | undefined;
-  let pgDir: string | undefined;
   let dbProcess: Watched | undefined;
   try {
     const profileDir = opts.profile ? join(dir, 'profiles') : undefined;
@@ -216,7 +58,7 @@ async function main(opts: BenchOptions): Promise<void> {
     if (opts.postgres) {
       log(`starting a private PostgreSQL cluster on CPU ${opts.serverCpu}`);
       const pg = await startPostgres(opts.serverCpu);
-      pgDir = pg.dir;
+      if (!opts.keep) tempDirs.add(pg.dir);
       dbProcess = { name: 'postgres', pid: pg.child.pid, tree: true };
       databaseUrl = pg.url;
       database = 'PostgreSQL';
@@ -303,24 +145,7 @@ async function main(opts: BenchOptions): Promise<void> {
 
     const profiles = opts.profile ? await profileGateway(live, defs, base) : undefined;
 
-    const byKey = (k: string) => summaries.find((s) => s.key === k);
-    const targets: Target[] = [
-      ratioTarget('402 path ≥ 0.4× bare node:http 402', byKey('402'), 'gateway', 'bare', 0.4),
-      ratioTarget('402 path ≥ 2.5× @x402/express 402', byKey('402'), 'gateway', 'x402', 2.5),
-      ratioTarget('forward without payment ≥ 0.45× nginx', byKey('free'), 'gateway', 'nginx', 0.45),
-      ratioTarget('paid path ≥ 0.25× nginx', byKey('paid'), 'gateway', 'nginx', 0.25),
-      ratioTarget('256 KB streamed ≥ 0.6× nginx', byKey('big'), 'gateway', 'nginx', 0.6),
-      ...tailTargets(summaries, (k) => k === 'gateway'),
-      ...soaks.map((s) => ({
-        name: `memory flat over a ${s.seconds} s soak: ${s.label}`,
-        holds: s.flat,
-        detail:
-          `heap after full GC ${s.retained.startMB.toFixed(1)} → ${s.retained.endMB.toFixed(1)} MB` +
-          `${s.retained.collected ? '' : ' (no gc(): not collected)'}, ` +
-          `RSS ${s.rss.startMB.toFixed(1)} → ${s.rss.endMB.toFixed(1)} MB (first vs last third, slope ${s.rss.slopeMBPerMin.toFixed(2)} MB/min), ` +
-          `heap floor ${s.heapFloor.startMB.toFixed(1)} → ${s.heapFloor.endMB.toFixed(1)} MB, over ${s.run.requests} requests`,
-      })),
-    ];
+    const targets = designTargets(summaries, soaks);
 
     const steal = summaries.reduce((t, s) => t + s.stealSec, 0);
     console.log(`\n${formatTable(summaries)}\n`);
@@ -362,12 +187,21 @@ async function main(opts: BenchOptions): Promise<void> {
   } finally {
     await stopAll();
     await stack?.facilitator.close();
-    cleanupDir();
-    if (pgDir && !opts.keep) rmSync(pgDir, { recursive: true, force: true });
+    removeTempDirs();
   }
 }
 
-process.on('exit', killAllNow);
+/** Temp dirs to remove however the bench ends (kept with --keep). */
+const tempDirs = new Set<string>();
+function removeTempDirs(): void {
+  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+  tempDirs.clear();
+}
+
+process.on('exit', () => {
+  killAllNow();
+  removeTempDirs();
+});
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.once(signal, () => {
     console.error(`bench: ${signal}, stopping`);

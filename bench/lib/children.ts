@@ -134,14 +134,27 @@ async function stopChild(child: Child): Promise<void> {
   clearTimeout(timer);
 }
 
+/** Short-lived children (wrk runs): killed with the rest if the bench ends while they run. */
+const transient = new Set<ChildProcess>();
+
+/** Tracks a short-lived child until it exits. */
+export function trackTransient(proc: ChildProcess): void {
+  transient.add(proc);
+  proc.once('exit', () => transient.delete(proc));
+}
+
 /** Stops every child still running, most recent first. */
 export async function stopAll(): Promise<void> {
+  for (const p of transient) p.kill('SIGKILL');
+  transient.clear();
   const all = [...children].reverse();
   for (const c of all) await stopChild(c);
 }
 
 /** Synchronous last resort for `process.on('exit')`: SIGKILL by pid. */
 export function killAllNow(): void {
+  for (const p of transient) p.kill('SIGKILL');
+  transient.clear();
   for (const c of children) {
     try {
       process.kill(c.pid, 'SIGKILL');

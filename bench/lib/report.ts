@@ -4,6 +4,7 @@
  * baseline measured in the same round), as in shared/notes/performance.md.
  */
 import type { Config, ScenarioResult } from './scenario.ts';
+import type { SoakResult } from './soak.ts';
 import { median, range } from './stats.ts';
 
 export interface ConfigSummary {
@@ -191,4 +192,26 @@ export function formatTable(scenarios: ScenarioSummary[]): string {
 
 export function formatTargets(targets: Target[]): string {
   return targets.map((t) => `${t.holds ? 'HOLDS ' : 'MISSES'}  ${t.name}: ${t.detail}`).join('\n');
+}
+
+/** DESIGN §5's targets, each with the figures it was judged on. */
+export function designTargets(summaries: ScenarioSummary[], soaks: SoakResult[]): Target[] {
+  const byKey = (k: string) => summaries.find((s) => s.key === k);
+  return [
+    ratioTarget('402 path ≥ 0.4× bare node:http 402', byKey('402'), 'gateway', 'bare', 0.4),
+    ratioTarget('402 path ≥ 2.5× @x402/express 402', byKey('402'), 'gateway', 'x402', 2.5),
+    ratioTarget('forward without payment ≥ 0.45× nginx', byKey('free'), 'gateway', 'nginx', 0.45),
+    ratioTarget('paid path ≥ 0.25× nginx', byKey('paid'), 'gateway', 'nginx', 0.25),
+    ratioTarget('256 KB streamed ≥ 0.6× nginx', byKey('big'), 'gateway', 'nginx', 0.6),
+    ...tailTargets(summaries, (k) => k === 'gateway'),
+    ...soaks.map((s) => ({
+      name: `memory flat over a ${s.seconds} s soak: ${s.label}`,
+      holds: s.flat,
+      detail:
+        `heap after full GC ${s.retained.startMB.toFixed(1)} → ${s.retained.endMB.toFixed(1)} MB` +
+        `${s.retained.collected ? '' : ' (no gc(): not collected)'}, ` +
+        `RSS ${s.rss.startMB.toFixed(1)} → ${s.rss.endMB.toFixed(1)} MB (first vs last third, slope ${s.rss.slopeMBPerMin.toFixed(2)} MB/min), ` +
+        `heap floor ${s.heapFloor.startMB.toFixed(1)} → ${s.heapFloor.endMB.toFixed(1)} MB, over ${s.run.requests} requests`,
+    })),
+  ];
 }

@@ -1,11 +1,13 @@
 /**
  * Drives wrk (pinned to the load-generator CPU) and reads its results from one JSON
- * line printed by a Lua `done()` hook. The proofs script sends each X-PAYMENT line
- * of a file exactly once, starting at a given line, and reports how many it sent.
+ * line printed by a Lua `done()` hook. Given a file of X-PAYMENT values, the same
+ * script sends each line exactly once, starting at a given line, and reports how many
+ * it sent.
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { trackTransient } from './children.ts';
 
 export interface WrkResult {
   requests: number;
@@ -162,6 +164,7 @@ export function runWrk(run: WrkRun): Promise<WrkResult> {
   ];
   return new Promise((resolve, reject) => {
     const proc = spawn('taskset', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    trackTransient(proc);
     let out = '';
     let err = '';
     proc.stdout.on('data', (d: Buffer) => {
