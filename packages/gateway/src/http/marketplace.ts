@@ -14,6 +14,7 @@ import { marketplaceQuote } from '../marketplace/quote.ts';
 import type { PaidLease } from '../payments/gate.ts';
 import { answerGateOutcome, failedReceipt } from '../payments/respond.ts';
 import { readCapped } from '../proxy/forward.ts';
+import { CLIENT_ABORTED_CODE } from '../proxy/upstream-error.ts';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
@@ -119,8 +120,11 @@ async function handle(request: FastifyRequest, reply: FastifyReply, deps: Deps):
 
   const project = entry.project.slug;
   if (!result.ok) {
-    deps.health.recordFailure(endpoint.id, project);
-    deps.metrics.upstream.inc({ outcome: result.error });
+    // A caller that hung up says nothing about the upstream; counting it would let anyone
+    // knock an endpoint out (503) by disconnecting mid-request.
+    const clientGone = result.detail === CLIENT_ABORTED_CODE || abort.signal.aborted;
+    if (!clientGone) deps.health.recordFailure(endpoint.id, project);
+    deps.metrics.upstream.inc({ outcome: clientGone ? 'client_aborted' : result.error });
     if (lease) await lease.release();
     const code = result.error === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error';
     return sendError(

@@ -83,6 +83,21 @@ describe('upstream faults after payment', () => {
     expect(replay.headers.get('x-tollgate-replay')).toBe('true');
   });
 
+  it('does not count callers that hang up as upstream failures', async () => {
+    const wallet = await h.newPayer('solana', '20');
+    h.upstream.mode = 'hang';
+    for (let i = 0; i < 6; i++) {
+      const { requirement } = await challenge(url);
+      const { header } = await payFor(wallet, requirement);
+      const ctrl = new AbortController();
+      setTimeout(() => ctrl.abort(), 150);
+      await expect(fetch(url, { ...withPayment({}, header), signal: ctrl.signal })).rejects.toThrow();
+    }
+    h.upstream.mode = 'ok';
+    // Still healthy: an unpaid request gets a 402, not 503.
+    expect((await fetch(url)).status).toBe(402);
+  });
+
   it('marks an endpoint unavailable after repeated failures and answers 503, never 402', async () => {
     h.upstream.mode = 'fail500';
     // Unpaid requests to the free-of-charge path do not reach the upstream, so use paid ones.
