@@ -172,7 +172,8 @@ export async function createGateway(
     () => probeTargets(store),
     (t) => deps.forwarder.probe(t.baseUrl),
   );
-  // Delivered responses are kept for replays for a while; the redemption rows stay forever.
+  // Delivered responses are kept for replays for a while (the redemption rows stay
+  // forever); expired sign-in challenges and sessions go.
   const prune = setInterval(() => {
     const cutoff = Date.now() - config.responseRetentionHours * 3_600_000;
     store.redemptions

@@ -258,6 +258,8 @@ export interface AuthRepo {
   /** The live (not revoked, not expired) session for a token hash. */
   session(tokenHash: string, nowMs: number): Promise<Session | null>;
   revokeSession(tokenHash: string): Promise<boolean>;
+  /** Deletes challenges and sessions that expired before `nowMs` (used or not); returns how many. */
+  pruneExpired(nowMs: number): Promise<number>;
 }
 
 // ---------------------------------------------------------------------------

@@ -91,5 +91,14 @@ export function authRepo(backend: Backend): AuthRepo {
         .executeTakeFirst();
       return r.numUpdatedRows > 0n;
     },
+
+    async pruneExpired(nowMs) {
+      const challenges = await db
+        .deleteFrom('auth_challenges')
+        .where('expires_at_ms', '<', nowMs)
+        .executeTakeFirst();
+      const sessions = await db.deleteFrom('sessions').where('expires_at_ms', '<', nowMs).executeTakeFirst();
+      return Number(challenges.numDeletedRows) + Number(sessions.numDeletedRows);
+    },
   };
 }

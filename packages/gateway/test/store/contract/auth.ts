@@ -78,5 +78,25 @@ export function authContract(get: () => Store): void {
       expect(await s.auth.session('h-other', T0 + 1)).toEqual(other);
       await expect(s.auth.createSession(live)).rejects.toBeInstanceOf(UniqueViolationError);
     });
+
+    it('prunes expired challenges and sessions, and only those', async () => {
+      const s = get();
+      const old = challenge({ expiresAtMs: T0 - 1 });
+      const fresh = challenge({ expiresAtMs: T0 + 300_000 });
+      await s.auth.putChallenge(old);
+      await s.auth.putChallenge(fresh);
+      await s.auth.createSession({
+        tokenHash: 'h-old',
+        owner: alice,
+        createdAtMs: T0 - 10,
+        expiresAtMs: T0 - 1,
+      });
+      await s.auth.createSession({ tokenHash: 'h-new', owner: bob, createdAtMs: T0, expiresAtMs: T0 + 1000 });
+      expect(await s.auth.pruneExpired(T0)).toBeGreaterThanOrEqual(2);
+      expect(await s.auth.consumeChallenge(fresh.nonce, T0)).toEqual(fresh);
+      expect(await s.auth.session('h-new', T0)).not.toBeNull();
+      // The pruned session cannot come back, even with a clock that runs backwards.
+      expect(await s.auth.session('h-old', T0 - 5)).toBeNull();
+    });
   });
 }
