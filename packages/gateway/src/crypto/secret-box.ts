@@ -2,7 +2,7 @@
  * AES-256-GCM for origin secrets at rest. Format: `v1.<kid>.<iv b64url>.<ciphertext+tag b64url>`.
  * Decryption tries the key named by kid, so secrets written before a rotation stay readable.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, randomBytes } from 'node:crypto';
 import type { DerivedKey } from './keys.ts';
 
 export interface SecretBox {
@@ -11,8 +11,11 @@ export interface SecretBox {
 }
 
 export function createSecretBox(ring: DerivedKey[]): SecretBox {
-  const current = ring[0];
-  if (!current) throw new Error('secret box needs at least one key');
+  const first = ring[0];
+  if (!first) throw new Error('secret box needs at least one key');
+  // KeyObjects once: cipher constructors re-validate a raw Buffer key on every call.
+  const keys = ring.map((k) => ({ kid: k.kid, key: createSecretKey(k.key) }));
+  const current = keys[0]!;
   return {
     seal(plaintext) {
       const iv = randomBytes(12);
@@ -22,7 +25,7 @@ export function createSecretBox(ring: DerivedKey[]): SecretBox {
     },
     open(sealed) {
       const [v, kid, ivText, ctText] = sealed.split('.');
-      const k = ring.find((r) => r.kid === kid);
+      const k = keys.find((r) => r.kid === kid);
       if (v !== 'v1' || !k || !ivText || !ctText)
         throw new Error('sealed secret has an unknown format or key');
       const data = Buffer.from(ctText, 'base64url');

@@ -14,7 +14,9 @@ import { marketplaceQuote } from '../marketplace/quote.ts';
 import type { PaidLease } from '../payments/gate.ts';
 import { answerGateOutcome, failedReceipt } from '../payments/respond.ts';
 import { readCapped } from '../proxy/forward.ts';
+import type { OriginAuth } from '../proxy/forward-headers.ts';
 import { CLIENT_ABORTED_CODE } from '../proxy/upstream-error.ts';
+import type { Api } from '../store/store.ts';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
@@ -92,16 +94,7 @@ async function handle(request: FastifyRequest, reply: FastifyReply, deps: Deps):
   request.raw.once('close', () => {
     if (!reply.raw.writableFinished) abort.abort();
   });
-  const auth =
-    api.authType === 'none' || !api.authSecretEnc
-      ? ({ type: 'none' } as const)
-      : api.authType === 'bearer'
-        ? ({ type: 'bearer', secret: deps.secretBox.open(api.authSecretEnc) } as const)
-        : ({
-            type: api.authType,
-            name: api.authName ?? '',
-            secret: deps.secretBox.open(api.authSecretEnc),
-          } as const);
+  const auth = originAuth(api, deps);
   const result = await deps.forwarder.forward({
     baseUrl: api.baseUrl,
     path: target.path,
@@ -171,4 +164,20 @@ async function handle(request: FastifyRequest, reply: FastifyReply, deps: Deps):
       if (!delivered) deps.metrics.upstream.inc({ outcome: 'cut' });
     },
   );
+}
+
+/** Origin auth of an API, decrypted once per catalogue snapshot (a new snapshot brings new objects). */
+const authOf = new WeakMap<Api, OriginAuth>();
+function originAuth(api: Api, deps: Deps): OriginAuth {
+  const hit = authOf.get(api);
+  if (hit) return hit;
+  const secret = api.authSecretEnc ? deps.secretBox.open(api.authSecretEnc) : null;
+  const auth: OriginAuth =
+    api.authType === 'none' || secret === null
+      ? { type: 'none' }
+      : api.authType === 'bearer'
+        ? { type: 'bearer', secret }
+        : { type: api.authType, name: api.authName ?? '', secret };
+  authOf.set(api, auth);
+  return auth;
 }
