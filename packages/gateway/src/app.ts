@@ -62,6 +62,7 @@ export async function buildApp(
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 512 },
   });
   installErrorHandling(app);
+  if (opts.logger !== false) deps.gate.useLogger?.(app.log);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -187,6 +187,11 @@ export function createPaymentGate(d: GateDeps) {
   }
 
   return {
+    /** Where unexpected verifier failures are reported (the app's logger, once it exists). */
+    useLogger(log: NonNullable<GateDeps['log']>): void {
+      d.log = log;
+    },
+
     /**
      * Decides what to do with a paid-route request. `quote` is the current price of
      * the route; a proof is checked against the quote signed into its token instead.
