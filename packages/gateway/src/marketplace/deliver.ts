@@ -36,13 +36,15 @@ export function streamAndSettle(
     reply.code(status).headers(headers);
     return reply.send(body);
   }
-  if (Number.isFinite(declared) && declared <= maxStoredBytes) {
+  if (Number.isFinite(declared) && declared <= Math.min(maxStoredBytes, BUFFER_FIRST_BYTES)) {
     return bufferCompleteSend(reply, status, headers, body, lease, maxStoredBytes, onSettled);
   }
   return streamThrough(reply, status, headers, body, lease, maxStoredBytes, onSettled);
 }
 
 const SMALL_BODY_BYTES = 64 * 1024;
+/** Paid answers up to this size are stored before they are sent; larger ones stream. */
+const BUFFER_FIRST_BYTES = 1024 * 1024;
 
 /**
  * Reads a body of declared size whole; an upstream that fails or sends more than it

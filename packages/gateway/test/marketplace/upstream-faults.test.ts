@@ -68,6 +68,27 @@ describe('upstream faults after payment', () => {
     expect(retried.status).toBe(200);
   });
 
+  it('streams a paid answer of unknown length, stores it, and replays the same bytes', async () => {
+    const wallet = await h.newPayer('sui');
+    const { requirement } = await challenge(url);
+    const { header } = await payFor(wallet, requirement);
+    h.upstream.mode = 'chunked';
+    const before = h.upstream.calls().length;
+    const first = await fetch(url, withPayment({}, header));
+    expect(first.status).toBe(200);
+    expect(await first.text()).toBe('first part;second part');
+    let replay = await fetch(url, withPayment({}, header));
+    // Settling happens as the stream ends; a retry in that instant may see it in progress.
+    for (let i = 0; i < 20 && replay.status === 409; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      replay = await fetch(url, withPayment({}, header));
+    }
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get('x-tollgate-replay')).toBe('true');
+    expect(await replay.text()).toBe('first part;second part');
+    expect(h.upstream.calls().length).toBe(before + 1);
+  });
+
   it('returns a redirect as it is and never follows it; the payment counts as delivered', async () => {
     const wallet = await h.newPayer('solana');
     const { requirement } = await challenge(url);

@@ -6,7 +6,15 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-export type UpstreamMode = 'ok' | 'fail500' | 'hang' | 'reset' | 'redirect' | 'stall_body' | 'big';
+export type UpstreamMode =
+  | 'ok'
+  | 'fail500'
+  | 'hang'
+  | 'reset'
+  | 'redirect'
+  | 'stall_body'
+  | 'big'
+  | 'chunked';
 
 export interface Received {
   method: string;
@@ -74,6 +82,13 @@ export async function startTestUpstream(): Promise<TestUpstream> {
           res.writeHead(200, { 'content-type': 'application/json' });
           res.write('{"partial":');
           return; // never finishes
+        case 'chunked': {
+          // No content-length: the gateway streams it through and keeps a copy.
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.write('first part;');
+          setTimeout(() => res.end('second part'), 20);
+          return;
+        }
         case 'big': {
           res.writeHead(200, { 'content-type': 'application/octet-stream' });
           res.end(Buffer.alloc(256 * 1024, 7));
