@@ -1,0 +1,97 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.ts';
+
+const MAINNET = {
+  TOLLGATE_NETWORK: 'mainnet',
+  TOLLGATE_SECRET: 's'.repeat(40),
+  DATABASE_URL: 'postgres://db/tollgate',
+  PUBLIC_BASE_URL: 'https://pay.example.com/',
+  SOLANA_RPC_URL: 'https://rpc.example.com',
+  PLATFORM_SOLANA_ADDRESS: '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin',
+};
+
+describe('config', () => {
+  it('runs sandbox mode with no configuration at all', () => {
+    const c = loadConfig({}, []);
+    expect(c).toMatchObject({
+      sandbox: true,
+      network: 'sandbox',
+      chainNetwork: 'localnet',
+      host: '127.0.0.1',
+      port: 8402,
+      publicBaseUrl: 'http://127.0.0.1:8402',
+      allowPrivateOrigins: true,
+      requirementTtlSec: 300,
+      clockSkewSec: 30,
+      feeBps: 100,
+      feeMin: 1000n,
+      rateLimitPerMin: 0,
+      secret: null,
+    });
+    expect(c.databaseUrl).toMatch(/^sqlite:.*data\/tollgate\.db$/);
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('accepts a complete production configuration', () => {
+    const c = loadConfig(MAINNET, []);
+    expect(c).toMatchObject({
+      sandbox: false,
+      chainNetwork: 'mainnet',
+      allowPrivateOrigins: false,
+      publicBaseUrl: 'https://pay.example.com',
+    });
+  });
+
+  it('names every missing production setting at once', () => {
+    try {
+      loadConfig({ TOLLGATE_NETWORK: 'mainnet' }, []);
+      throw new Error('expected a ConfigError');
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      const msg = (e as Error).message;
+      for (const name of [
+        'TOLLGATE_SECRET',
+        'DATABASE_URL',
+        'PUBLIC_BASE_URL',
+        'SOLANA_RPC_URL or SUI_RPC_URL',
+      ]) {
+        expect(msg).toContain(name);
+      }
+    }
+  });
+
+  it('requires the platform recipient of each configured chain', () => {
+    const { PLATFORM_SOLANA_ADDRESS: _omitted, ...rest } = MAINNET;
+    expect(() => loadConfig(rest, [])).toThrow(/PLATFORM_SOLANA_ADDRESS/);
+  });
+
+  it.each([
+    ['PORT', '70000'],
+    ['PLATFORM_FEE_BPS', '10001'],
+    ['PLATFORM_FEE_MIN', '0.0000001'],
+    ['TOLLGATE_SECRET', 'short'],
+    ['PLATFORM_SUI_ADDRESS', '0x123'],
+    ['TOLLGATE_NETWORK', 'testnet'],
+    ['TOLLGATE_ALLOW_PRIVATE_ORIGINS', 'yes'],
+  ])('refuses %s=%s with a line naming it', (name, value) => {
+    expect(() => loadConfig({ [name]: value }, [])).toThrow(new RegExp(name));
+  });
+
+  it('reads a --config file, with the environment taking precedence', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-config-'));
+    const file = join(dir, 'tollgate.json');
+    writeFileSync(file, JSON.stringify({ PORT: 9000, PLATFORM_FEE_BPS: 250, LOG_LEVEL: 'warn' }));
+    const c = loadConfig({ PLATFORM_FEE_BPS: '50' }, ['--config', file]);
+    expect(c).toMatchObject({ port: 9000, feeBps: 50, logLevel: 'warn' });
+    expect(loadConfig({}, [`--config=${file}`]).port).toBe(9000);
+    expect(() => loadConfig({}, ['--config', join(dir, 'missing.json')])).toThrow(ConfigError);
+  });
+
+  it('lower-cases the platform Sui address so it compares as the chain reports it', () => {
+    const c = loadConfig({ PLATFORM_SUI_ADDRESS: `0x${'AB'.repeat(32)}` }, []);
+    expect(c.platformSuiAddress).toBe(`0x${'ab'.repeat(32)}`);
+  });
+});
