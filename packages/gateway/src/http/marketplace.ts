@@ -21,6 +21,19 @@ import type { Api } from '../store/store.ts';
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 export function marketplaceRoutes(app: FastifyInstance, deps: Deps): void {
+  // The scheme callers use to reach us (TLS usually ends in front of the gateway).
+  const forwardedProto = new URL(deps.config.publicBaseUrl).protocol.replace(':', '');
+  const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+    const paid: { lease: PaidLease | null } = { lease: null };
+    try {
+      return await handle(req, reply, deps, forwardedProto, paid);
+    } catch (err) {
+      // Whatever failed after the payment was claimed, the payer keeps it for a retry
+      // now rather than when the lease runs out. (A settled lease ignores this.)
+      await paid.lease?.release().catch(() => false);
+      throw err;
+    }
+  };
   app.register(async (scope) => {
     // Raw bytes for every content type: the bytes hashed are the bytes forwarded.
     scope.removeAllContentTypeParsers();
@@ -28,17 +41,19 @@ export function marketplaceRoutes(app: FastifyInstance, deps: Deps): void {
     scope.route({
       method: [...METHODS],
       url: '/p/:projectSlug',
-      handler: (req, reply) => handle(req, reply, deps),
+      handler,
     });
-    scope.route({
-      method: [...METHODS],
-      url: '/p/:projectSlug/*',
-      handler: (req, reply) => handle(req, reply, deps),
-    });
+    scope.route({ method: [...METHODS], url: '/p/:projectSlug/*', handler });
   });
 }
 
-async function handle(request: FastifyRequest, reply: FastifyReply, deps: Deps): Promise<FastifyReply> {
+async function handle(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: Deps,
+  forwardedProto: string,
+  paid: { lease: PaidLease | null },
+): Promise<FastifyReply> {
   const target = splitMarketplaceTarget(request.url);
   if (!target.ok)
     return sendError(reply, 'invalid_path', 'the path is not allowed', { reason: target.reason });
@@ -89,6 +104,7 @@ async function handle(request: FastifyRequest, reply: FastifyReply, deps: Deps):
   const answered = answerGateOutcome(reply, outcome);
   if (answered) return answered;
   const lease: PaidLease | null = outcome.kind === 'paid' ? outcome.lease : null;
+  paid.lease = lease;
 
   const abort = new AbortController();
   request.raw.once('close', () => {
@@ -105,7 +121,7 @@ async function handle(request: FastifyRequest, reply: FastifyReply, deps: Deps):
     auth,
     timeoutMs: endpoint.timeoutMs,
     clientIp: request.ip,
-    forwardedProto: 'http',
+    forwardedProto,
     forwardedHost: String(request.headers.host ?? ''),
     requestId: String(request.id),
     signal: abort.signal,

@@ -89,6 +89,24 @@ describe('upstream faults after payment', () => {
     expect(h.upstream.calls().length).toBe(before + 1);
   });
 
+  it('gives the payment back at once when the gateway itself fails after claiming it', async () => {
+    const wallet = await h.newPayer('solana');
+    const { requirement } = await challenge(url);
+    const { header, tx } = await payFor(wallet, requirement);
+    const api = (await h.store.apis.list(h.project.id))[0]!;
+    // A sealed origin secret that no longer opens (e.g. a lost key): forwarding throws.
+    await h.store.apis.update(h.project.id, api.id, { authSecretEnc: 'v1.deadbeef.AAAA.AAAA' });
+    h.deps.catalog.invalidate(h.project.slug);
+    try {
+      expect((await fetch(url, withPayment({}, header))).status).toBe(500);
+      expect((await h.store.redemptions.byTx('solana', 'localnet', tx))?.state).toBe('retryable');
+    } finally {
+      await h.store.apis.update(h.project.id, api.id, { authSecretEnc: api.authSecretEnc });
+      h.deps.catalog.invalidate(h.project.slug);
+    }
+    expect((await fetch(url, withPayment({}, header))).status).toBe(200);
+  });
+
   it('returns a redirect as it is and never follows it; the payment counts as delivered', async () => {
     const wallet = await h.newPayer('solana');
     const { requirement } = await challenge(url);
