@@ -9,10 +9,9 @@ import {
   type Listing,
   loadListing,
 } from '../providers/directory.ts';
-import { CATEGORY_PATTERN, invalid } from '../providers/rules.ts';
+import { CATEGORY_PATTERN, invalid, isSlug } from '../providers/rules.ts';
 import { useStrictValidation } from '../providers/strict-schema.ts';
 
-const SLUG = /^[a-z0-9](?:[a-z0-9-]{1,46}[a-z0-9])$/;
 export const DIRECTORY_DEFAULT_LIMIT = 20;
 export const DIRECTORY_MAX_LIMIT = 100;
 
@@ -23,8 +22,7 @@ function encodeCursor(slug: string): string {
 
 function decodeCursor(cursor: string): string {
   const slug = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!SLUG.test(slug) || encodeCursor(slug) !== cursor)
-    throw invalid('cursor is not valid', 'invalid_cursor');
+  if (!isSlug(slug) || encodeCursor(slug) !== cursor) throw invalid('cursor is not valid', 'invalid_cursor');
   return slug;
 }
 
@@ -83,7 +81,7 @@ export function directoryRoutes(app: FastifyInstance, deps: Deps): void {
 
     scope.get<{ Params: { slug: string } }>('/v1/directory/apis/:slug', async (request) => {
       const { slug } = request.params;
-      const listing = SLUG.test(slug) ? await loadListing(deps, slug) : null;
+      const listing = isSlug(slug) ? await loadListing(deps, slug) : null;
       if (!listing || !isListed(listing)) {
         throw new ApiError('not_found', `no listed API "${slug}"`, { reason: 'project_not_found' });
       }

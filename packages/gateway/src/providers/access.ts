@@ -7,6 +7,7 @@ import type { Principal } from '../auth/authenticate.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError } from '../errors.ts';
 import type { Owner, Project } from '../store/store.ts';
+import { isSlug } from './rules.ts';
 
 export function sameOwner(a: Owner, b: Owner): boolean {
   return a.chain === b.chain && a.address === b.address;
@@ -17,7 +18,9 @@ export function canAccess(principal: Principal, project: Project): boolean {
 }
 
 export async function loadProject(deps: Deps, principal: Principal, slug: string): Promise<Project> {
-  const project = await deps.store.projects.bySlug(slug);
+  // A path parameter is raw caller input: a non-slug (e.g. with a NUL, which Postgres
+  // rejects in text) is simply not found, without a query.
+  const project = isSlug(slug) ? await deps.store.projects.bySlug(slug) : null;
   if (!project || !canAccess(principal, project)) {
     throw new ApiError('not_found', `no project "${slug}"`, { reason: 'project_not_found' });
   }

@@ -7,6 +7,12 @@ import { parseAmount, USDC_DECIMALS } from '@tollgate/protocol';
 import { ApiError } from '../errors.ts';
 
 export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{1,46}[a-z0-9])$';
+const SLUG = new RegExp(SLUG_PATTERN);
+
+/** Whether `value` could be a project slug; anything else cannot name a project, so needs no lookup. */
+export function isSlug(value: string): boolean {
+  return SLUG.test(value);
+}
 
 /** Slugs that would be confusing or could impersonate the platform in a protected URL. */
 export const RESERVED_SLUGS: ReadonlySet<string> = new Set([
