@@ -1,11 +1,25 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseSolanaKeyFile, solanaWallet } from './solana.ts';
+import { loadSolanaKeyFile, parseSolanaKeyFile, solanaWallet } from './solana.ts';
 
 const BYTES = Array.from({ length: 64 }, (_, i) => (i * 37) % 256);
 
 describe('Solana key files', () => {
   it('reads the CLI format: a JSON array of 64 byte values', () => {
     expect(Array.from(parseSolanaKeyFile(`${JSON.stringify(BYTES)}\n`))).toEqual(BYTES);
+  });
+
+  it('loads a key file from disk', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-solana-'));
+    try {
+      const path = join(dir, 'id.json');
+      writeFileSync(path, JSON.stringify(BYTES));
+      expect(Array.from(loadSolanaKeyFile(path))).toEqual(BYTES);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it.each([
@@ -25,6 +39,6 @@ describe('Solana key files', () => {
       secretKey: new Uint8Array([...new Uint8Array(32).fill(1), ...pub]),
       rpcUrl: 'http://127.0.0.1:9',
     });
-    expect(w.address).toBe('11111111111111111111111111111111');
+    expect([w.chain, w.address]).toEqual(['solana', '11111111111111111111111111111111']);
   });
 });

@@ -27,7 +27,13 @@ import {
   getTransferCheckedInstruction,
 } from '@solana-program/token';
 import type { AcceptOption, ProtocolErrorCode } from '@tollgate/protocol';
-import { ProtocolError, parseAmount, SPL_MEMO_PROGRAM } from '@tollgate/protocol';
+import {
+  ProtocolError,
+  parseAmount,
+  SPL_MEMO_PROGRAM,
+  USDC_DECIMALS,
+  USDC_SOLANA_MINT,
+} from '@tollgate/protocol';
 import type { PaymentWallet } from './wallet.ts';
 
 const TOKEN_PROGRAMS = [
@@ -47,6 +53,8 @@ export interface SolanaWalletOptions {
   confirmTimeoutMs?: number;
   /** Default 400 ms, about one Solana slot. */
   pollIntervalMs?: number;
+  /** Mints the wallet agrees to pay in, with their decimals. Default: USDC (6). */
+  mints?: Record<string, number>;
 }
 
 /** A failed payment. `signature` is set when a transaction was sent: check it before paying again. */
@@ -94,14 +102,15 @@ interface Payment {
   legs: Leg[];
 }
 
-function legsOf(option: AcceptOption): Payment {
+function legsOf(option: AcceptOption, mints: Map<string, number>): Payment {
   if (option.chain !== 'solana') refuse('unsupported_chain', `a Solana wallet cannot pay on ${option.chain}`);
   if (typeof option.mint !== 'string' || !isAddress(option.mint)) {
     refuse('invalid_requirement', 'the Solana option has no valid mint');
   }
-  if (!Number.isInteger(option.decimals) || option.decimals < 0 || option.decimals > 18) {
-    refuse('invalid_requirement', 'the option has invalid decimals');
-  }
+  // Spending limits are in USDC: a gateway must not get another token paid under that name.
+  const decimals = mints.get(option.mint);
+  if (decimals === undefined) refuse('invalid_requirement', `the wallet does not pay in ${option.mint}`);
+  if (option.decimals !== decimals) refuse('invalid_requirement', `${option.mint} has ${decimals} decimals`);
   const memoBytes = new TextEncoder().encode(typeof option.memo === 'string' ? option.memo : '').length;
   if (memoBytes === 0 || memoBytes > MAX_MEMO_BYTES)
     refuse('invalid_requirement', 'the option has no usable memo');
@@ -110,10 +119,14 @@ function legsOf(option: AcceptOption): Payment {
     if (typeof split.payTo !== 'string' || !isAddress(split.payTo)) {
       refuse('invalid_requirement', 'a split has an invalid Solana address');
     }
-    const amount = parseAmount(split.amount, option.decimals);
+    const amount = parseAmount(split.amount, decimals);
     if (amount > 0n) legs.push({ to: split.payTo, amount });
   }
   if (legs.length === 0) refuse('invalid_requirement', 'the option has nothing to pay');
+  const total = legs.reduce((s, l) => s + l.amount, 0n);
+  if (total !== parseAmount(option.totalAmount, decimals)) {
+    refuse('invalid_requirement', 'the splits do not add up to totalAmount');
+  }
   return { mint: option.mint, legs };
 }
 
@@ -159,6 +172,7 @@ export function solanaWallet(opts: SolanaWalletOptions): PaymentWallet {
   const commitment = opts.commitment ?? 'confirmed';
   const confirmTimeoutMs = opts.confirmTimeoutMs ?? 60_000;
   const pollIntervalMs = opts.pollIntervalMs ?? 400;
+  const mints = new Map(Object.entries(opts.mints ?? { [USDC_SOLANA_MINT]: USDC_DECIMALS }));
   // Created on first use (WebCrypto is async); it also proves the two halves of the key match.
   let signer: Promise<KeyPairSigner> | undefined;
 
@@ -245,7 +259,7 @@ export function solanaWallet(opts: SolanaWalletOptions): PaymentWallet {
     address: walletAddress,
     async pay(option, payOpts = {}) {
       const { signal } = payOpts;
-      const paid = legsOf(option);
+      const paid = legsOf(option, mints);
       signal?.throwIfAborted();
       signer ??= createKeyPairSignerFromBytes(secretKey);
       const payer = await signer;
