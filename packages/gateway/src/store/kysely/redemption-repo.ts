@@ -121,6 +121,19 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
       .executeTakeFirst();
   }
 
+  /**
+   * The one definition of "still holds the lease": complete, release and renew all update
+   * only through it, so a holder fenced off by a takeover (attempt moved on) changes nothing.
+   * An expired lease nobody took over still counts as held: no one else can have the payment.
+   */
+  function heldBy(id: string, attempt: number) {
+    return db
+      .updateTable('redemptions')
+      .where('id', '=', id)
+      .where('attempt', '=', attempt)
+      .where('state', '=', 'in_progress');
+  }
+
   return {
     async claim(input: ClaimInput): Promise<ClaimResult> {
       if (!Number.isSafeInteger(input.nowMs) || !Number.isSafeInteger(input.leaseMs) || input.leaseMs <= 0) {
@@ -168,8 +181,7 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
     },
 
     async complete(id, attempt, response, nowMs) {
-      const r = await db
-        .updateTable('redemptions')
+      const r = await heldBy(id, attempt)
         .set({
           state: 'delivered',
           response_status: response.status,
@@ -177,32 +189,17 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
           response_body: toBlob(response.body),
           delivered_at_ms: nowMs,
         })
-        .where('id', '=', id)
-        .where('attempt', '=', attempt)
-        .where('state', '=', 'in_progress')
         .executeTakeFirst();
       return r.numUpdatedRows === 1n;
     },
 
     async release(id, attempt) {
-      const r = await db
-        .updateTable('redemptions')
-        .set({ state: 'retryable', lease_until_ms: 0 })
-        .where('id', '=', id)
-        .where('attempt', '=', attempt)
-        .where('state', '=', 'in_progress')
-        .executeTakeFirst();
+      const r = await heldBy(id, attempt).set({ state: 'retryable', lease_until_ms: 0 }).executeTakeFirst();
       return r.numUpdatedRows === 1n;
     },
 
     async renew(id, attempt, leaseUntilMs) {
-      const r = await db
-        .updateTable('redemptions')
-        .set({ lease_until_ms: leaseUntilMs })
-        .where('id', '=', id)
-        .where('attempt', '=', attempt)
-        .where('state', '=', 'in_progress')
-        .executeTakeFirst();
+      const r = await heldBy(id, attempt).set({ lease_until_ms: leaseUntilMs }).executeTakeFirst();
       return r.numUpdatedRows === 1n;
     },
 

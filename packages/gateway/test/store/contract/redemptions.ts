@@ -80,6 +80,10 @@ export function redemptionContract(get: () => Store): void {
       const first = claimed(await s.redemptions.claim(input));
       expect(await s.redemptions.release(first.id, first.attempt)).toBe(true);
       expect((await s.redemptions.byTx(input.chain, input.network, input.txId))!.state).toBe('retryable');
+      // Released means given back: the same attempt can neither deliver, extend nor release again.
+      expect(await s.redemptions.complete(first.id, first.attempt, response, T0 + 1)).toBe(false);
+      expect(await s.redemptions.renew(first.id, first.attempt, T0 + 10 * LEASE)).toBe(false);
+      expect(await s.redemptions.release(first.id, first.attempt)).toBe(false);
 
       const results = await Promise.all(
         Array.from({ length: 20 }, () => s.redemptions.claim({ ...input, nowMs: T0 + 5 })),
