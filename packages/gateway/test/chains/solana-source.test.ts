@@ -2,6 +2,8 @@
  * Solana-specific behaviour of the production verifier beyond the shared contract:
  * commitment levels, the node's failure modes, and the single-mint guard.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { getBase58Decoder } from '@solana/kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OfferedOption, VerifyInput } from '../../src/chains/chain.ts';
@@ -127,6 +129,39 @@ describe('Solana verifier against the sandbox', () => {
         );
       } finally {
         sb.setFault('none');
+      }
+    }
+  });
+
+  it('throws ChainUnavailableError, never another error, on answers not shaped like a node answer', async () => {
+    const tx = await payBoth(memo());
+    const answers: Record<string, unknown>[] = [
+      { getTransaction: 5 },
+      { getTransaction: { transaction: {}, meta: {} } },
+      { getTransaction: null, getSignatureStatuses: {} },
+      { getTransaction: null, getSignatureStatuses: { value: 'x' } },
+      { getTransaction: null, getSignatureStatuses: { value: [7] } },
+    ];
+    for (const results of answers) {
+      const server = createServer((req, res) => {
+        let body = '';
+        req.on('data', (c) => {
+          body += c;
+        });
+        req.on('end', () => {
+          const { id, method } = JSON.parse(body) as { id: unknown; method: string };
+          res.setHeader('content-type', 'application/json');
+          res.end(JSON.stringify({ jsonrpc: '2.0', id, result: results[method] ?? null }));
+        });
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      try {
+        const rpcUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        await expect(verifier({ rpcUrl }).verify(input(option(memo()), tx))).rejects.toBeInstanceOf(
+          ChainUnavailableError,
+        );
+      } finally {
+        server.close();
       }
     }
   });

@@ -94,8 +94,16 @@ export function createSolanaSource(opts: SolanaSourceOptions): TransactionSource
       const statuses = await ask('getSignatureStatuses', (abortSignal) =>
         rpc.getSignatureStatuses([sig], { searchTransactionHistory: true }).send({ abortSignal }),
       );
-      const status = statuses.value[0];
-      return status ? notFinal(sig, status.err) : null;
+      const value: unknown = (statuses as { value?: unknown } | null)?.value;
+      if (!Array.isArray(value)) {
+        throw new ChainUnavailableError('solana', 'malformed getSignatureStatuses answer: no value list');
+      }
+      const status: unknown = value[0];
+      if (status === null || status === undefined) return null;
+      if (typeof status !== 'object' || !('err' in status)) {
+        throw new ChainUnavailableError('solana', 'malformed getSignatureStatuses answer: no err field');
+      }
+      return notFinal(sig, status.err);
     },
   };
 }
