@@ -47,7 +47,7 @@ function quote(): { accept: AcceptOption; offered: OfferedOption } {
 }
 
 describe('Sui wallet -> Sui verifier', () => {
-  it('pays a two-leg option that the production verifier accepts, twice with distinct digests', async () => {
+  it('pays a two-leg option that the production verifier accepts', async () => {
     const kp = Ed25519Keypair.generate();
     sui.faucet(kp.toSuiAddress(), 1_000_000n);
     const wallet = suiWallet({ secretKey: kp.getSecretKey(), rpcUrl: sui.url, network: 'localnet' });
@@ -63,19 +63,15 @@ describe('Sui wallet -> Sui verifier', () => {
       txHashOrDigest: tx,
     });
 
-    const first = await wallet.pay(accept);
-    const second = await wallet.pay(accept);
-    expect(second).not.toBe(first);
-    for (const digest of [first, second]) {
-      expect(await verifier.verify(input(digest))).toEqual({
-        status: 'verified',
-        timeMs: expect.any(Number),
-        legs: expect.arrayContaining([
-          { owner: provider, delta: 10_000n },
-          { owner: platform, delta: 2_500n },
-        ]),
-      });
-    }
+    const digest = await wallet.pay(accept);
+    expect(await verifier.verify(input(digest))).toEqual({
+      status: 'verified',
+      timeMs: expect.any(Number),
+      legs: [
+        { owner: provider, delta: 10_000n },
+        { owner: platform, delta: 2_500n },
+      ],
+    });
   });
 
   it('binds the payment to its quote: the digest does not verify for another memo', async () => {
