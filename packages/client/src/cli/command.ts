@@ -57,3 +57,8 @@ export const COMMON_OPTIONS: ParseArgsOptionsConfig = {
   gateway: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 };
+
+/** Prints a result for scripts: indented JSON on stdout. */
+export function printJson(io: Pick<CliIo, 'out'>, value: unknown): void {
+  io.out(JSON.stringify(value, null, 2));
+}

@@ -1,5 +1,5 @@
 /** A small JSON client for the gateway's provider API, used by the CLI commands. */
-import { CliError } from './command.ts';
+import { CliError, type CliIo, optionalString, type ParsedValues } from './command.ts';
 import { readCredentials, resolveGateway } from './credentials.ts';
 
 export interface GatewayClient {
@@ -73,4 +73,9 @@ export function gatewayClient(
       return json as T;
     },
   };
+}
+
+/** The client a command's flags ask for: `gatewayClient` with its `--gateway`. */
+export function clientFor(io: CliIo, values: ParsedValues, opts: { auth?: boolean } = {}): GatewayClient {
+  return gatewayClient(io.env, optionalString(values, 'gateway'), opts);
 }

@@ -5,13 +5,12 @@ import {
   type CliIo,
   optionalString,
   type ParsedValues,
+  printJson,
   requireString,
   UsageError,
 } from '../command.ts';
-import { gatewayClient } from '../http.ts';
-
-const print = (io: CliIo, v: unknown) => io.out(JSON.stringify(v, null, 2));
-const apisPath = (slug: string) => `/v1/projects/${encodeURIComponent(slug)}/apis`;
+import { clientFor } from '../http.ts';
+import { listCommand, projectPath } from '../project-commands.ts';
 
 /** The origin secret, from an environment variable or a file, never from argv (visible in `ps`). */
 async function readSecret(io: CliIo, values: ParsedValues): Promise<string> {
@@ -72,20 +71,9 @@ const add: CliCommand = {
     ) {
       throw new UsageError('--auth-name and --auth-secret-* need --auth-type');
     }
-    const client = gatewayClient(io.env, optionalString(values, 'gateway'));
-    print(io, await client.request('POST', apisPath(requireString(values, 'project')), body));
+    const path = projectPath(requireString(values, 'project'), 'apis');
+    printJson(io, await clientFor(io, values).request('POST', path, body));
   },
 };
 
-const list: CliCommand = {
-  name: 'apis list',
-  summary: "list a project's API origins",
-  usage: '--project <slug>',
-  options: { project: { type: 'string' } },
-  async run(io, values) {
-    const client = gatewayClient(io.env, optionalString(values, 'gateway'));
-    print(io, await client.request('GET', apisPath(requireString(values, 'project'))));
-  },
-};
-
-export const commands: CliCommand[] = [add, list];
+export const commands: CliCommand[] = [add, listCommand('apis', "list a project's API origins")];

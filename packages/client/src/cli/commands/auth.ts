@@ -1,7 +1,7 @@
 /** `tollgate login`, `logout`, `whoami`: wallet sign-in against a gateway. */
-import { type CliCommand, optionalString, requireString, UsageError } from '../command.ts';
+import { type CliCommand, optionalString, printJson, requireString, UsageError } from '../command.ts';
 import { normalizeGateway, readCredentials, resolveGateway, writeCredentials } from '../credentials.ts';
-import { GatewayError, gatewayClient } from '../http.ts';
+import { clientFor, GatewayError, gatewayClient } from '../http.ts';
 import { loadSignInKey } from '../keys.ts';
 
 interface ChallengeAnswer {
@@ -29,7 +29,7 @@ const login: CliCommand = {
     const chain = requireString(values, 'chain');
     if (chain !== 'sui' && chain !== 'solana') throw new UsageError('--chain must be sui or solana');
     const key = await loadSignInKey(chain, requireString(values, 'key'), optionalString(values, 'address'));
-    const client = gatewayClient(io.env, optionalString(values, 'gateway'), { auth: false });
+    const client = clientFor(io, values, { auth: false });
     const challenge = await client.request<ChallengeAnswer>('POST', '/v1/auth/challenge', {
       chain,
       address: key.address,
@@ -52,13 +52,7 @@ const login: CliCommand = {
     io.err(
       `logged in to ${client.gateway} as ${session.owner.chain}:${session.owner.address} until ${session.expiresAt}`,
     );
-    io.out(
-      JSON.stringify(
-        { gateway: client.gateway, owner: session.owner, expiresAt: session.expiresAt },
-        null,
-        2,
-      ),
-    );
+    printJson(io, { gateway: client.gateway, owner: session.owner, expiresAt: session.expiresAt });
   },
 };
 
@@ -99,8 +93,7 @@ const whoami: CliCommand = {
   usage: '[--gateway <url>]',
   options: {},
   async run(io, values) {
-    const client = gatewayClient(io.env, optionalString(values, 'gateway'));
-    io.out(JSON.stringify(await client.request('GET', '/v1/auth/session'), null, 2));
+    printJson(io, await clientFor(io, values).request('GET', '/v1/auth/session'));
   },
 };
 

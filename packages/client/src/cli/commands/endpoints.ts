@@ -2,16 +2,14 @@
 import { readFileSync } from 'node:fs';
 import {
   type CliCommand,
-  type CliIo,
   optionalString,
   type ParsedValues,
+  printJson,
   requireString,
   UsageError,
 } from '../command.ts';
-import { gatewayClient } from '../http.ts';
-
-const print = (io: CliIo, v: unknown) => io.out(JSON.stringify(v, null, 2));
-const endpointsPath = (slug: string) => `/v1/projects/${encodeURIComponent(slug)}/endpoints`;
+import { clientFor } from '../http.ts';
+import { listCommand, projectPath } from '../project-commands.ts';
 
 function readJsonObject(values: ParsedValues, flag: string): Record<string, unknown> | undefined {
   const path = optionalString(values, flag);
@@ -67,20 +65,12 @@ const add: CliCommand = {
     const output = readJsonObject(values, 'output-schema');
     if (input) body['inputSchema'] = input;
     if (output) body['outputSchema'] = output;
-    const client = gatewayClient(io.env, optionalString(values, 'gateway'));
-    print(io, await client.request('POST', endpointsPath(requireString(values, 'project')), body));
+    const path = projectPath(requireString(values, 'project'), 'endpoints');
+    printJson(io, await clientFor(io, values).request('POST', path, body));
   },
 };
 
-const list: CliCommand = {
-  name: 'endpoints list',
-  summary: "list a project's endpoints with their protected URLs and prices",
-  usage: '--project <slug>',
-  options: { project: { type: 'string' } },
-  async run(io, values) {
-    const client = gatewayClient(io.env, optionalString(values, 'gateway'));
-    print(io, await client.request('GET', endpointsPath(requireString(values, 'project'))));
-  },
-};
-
-export const commands: CliCommand[] = [add, list];
+export const commands: CliCommand[] = [
+  add,
+  listCommand('endpoints', "list a project's endpoints with their protected URLs and prices"),
+];

@@ -1,8 +1,7 @@
 /** `tollgate projects create|list|show|delete`. */
-import { type CliCommand, optionalString, requireString, UsageError } from '../command.ts';
-import { gatewayClient } from '../http.ts';
+import { type CliCommand, optionalString, printJson, requireString, UsageError } from '../command.ts';
+import { clientFor } from '../http.ts';
 
-const print = (io: { out(t: string): void }, v: unknown) => io.out(JSON.stringify(v, null, 2));
 const slugPath = (slug: string) => `/v1/projects/${encodeURIComponent(slug)}`;
 
 const create: CliCommand = {
@@ -35,8 +34,7 @@ const create: CliCommand = {
       throw new UsageError('--owner-chain and --owner-address go together');
     }
     if (ownerChain && ownerAddress) body['owner'] = { chain: ownerChain, address: ownerAddress };
-    const client = gatewayClient(io.env, optionalString(values, 'gateway'));
-    print(io, await client.request('POST', '/v1/projects', body));
+    printJson(io, await clientFor(io, values).request('POST', '/v1/projects', body));
   },
 };
 
@@ -46,8 +44,7 @@ const list: CliCommand = {
   usage: '[--gateway <url>]',
   options: {},
   async run(io, values) {
-    const client = gatewayClient(io.env, optionalString(values, 'gateway'));
-    print(io, await client.request('GET', '/v1/projects'));
+    printJson(io, await clientFor(io, values).request('GET', '/v1/projects'));
   },
 };
 
@@ -57,8 +54,7 @@ const show: CliCommand = {
   usage: '--slug <slug>',
   options: { slug: { type: 'string' } },
   async run(io, values) {
-    const client = gatewayClient(io.env, optionalString(values, 'gateway'));
-    print(io, await client.request('GET', slugPath(requireString(values, 'slug'))));
+    printJson(io, await clientFor(io, values).request('GET', slugPath(requireString(values, 'slug'))));
   },
 };
 
@@ -69,7 +65,7 @@ const remove: CliCommand = {
   options: { slug: { type: 'string' } },
   async run(io, values) {
     const slug = requireString(values, 'slug');
-    await gatewayClient(io.env, optionalString(values, 'gateway')).request('DELETE', slugPath(slug));
+    await clientFor(io, values).request('DELETE', slugPath(slug));
     io.err(`deleted project ${slug}`);
   },
 };

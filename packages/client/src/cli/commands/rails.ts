@@ -1,9 +1,7 @@
 /** `tollgate rails set|list`: where a project gets paid, per chain. */
-import { type CliCommand, type CliIo, optionalString, requireString, UsageError } from '../command.ts';
-import { gatewayClient } from '../http.ts';
-
-const print = (io: CliIo, v: unknown) => io.out(JSON.stringify(v, null, 2));
-const railsPath = (slug: string) => `/v1/projects/${encodeURIComponent(slug)}/rails`;
+import { type CliCommand, printJson, requireString, UsageError } from '../command.ts';
+import { clientFor } from '../http.ts';
+import { listCommand, projectPath } from '../project-commands.ts';
 
 const set: CliCommand = {
   name: 'rails set',
@@ -19,24 +17,13 @@ const set: CliCommand = {
   async run(io, values) {
     const chain = requireString(values, 'chain');
     if (chain !== 'sui' && chain !== 'solana') throw new UsageError('--chain must be sui or solana');
-    const client = gatewayClient(io.env, optionalString(values, 'gateway'));
-    const rail = await client.request('PUT', `${railsPath(requireString(values, 'project'))}/${chain}`, {
+    const path = `${projectPath(requireString(values, 'project'), 'rails')}/${chain}`;
+    const rail = await clientFor(io, values).request('PUT', path, {
       network: requireString(values, 'network'),
       providerRecipient: requireString(values, 'recipient'),
     });
-    print(io, rail);
+    printJson(io, rail);
   },
 };
 
-const list: CliCommand = {
-  name: 'rails list',
-  summary: "list a project's payment rails",
-  usage: '--project <slug>',
-  options: { project: { type: 'string' } },
-  async run(io, values) {
-    const client = gatewayClient(io.env, optionalString(values, 'gateway'));
-    print(io, await client.request('GET', railsPath(requireString(values, 'project'))));
-  },
-};
-
-export const commands: CliCommand[] = [set, list];
+export const commands: CliCommand[] = [set, listCommand('rails', "list a project's payment rails")];
