@@ -38,6 +38,20 @@ if (!url) {
 
   runStoreContract('postgres', () => inSchema(freshSchema()));
 
+  /** Two stores (two pools, as two processes would have) on one fresh schema, dropped afterwards. */
+  const withTwoStores = async (run: (a: Store, b: Store) => Promise<void>) => {
+    const schema = freshSchema();
+    const a = await openStore(url, { schema });
+    const b = await openStore(url, { schema });
+    try {
+      await run(a, b);
+    } finally {
+      await a.close();
+      await b.close();
+      await dropSchema(schema);
+    }
+  };
+
   describe('postgres: two processes sharing one database', () => {
     it('migrates once when two stores open a fresh schema at the same time', async () => {
       const schema = freshSchema();
@@ -58,11 +72,8 @@ if (!url) {
       }
     });
 
-    it('gives a payment to exactly one claimer across two connection pools', async () => {
-      const schema = freshSchema();
-      const a = await openStore(url, { schema });
-      const b = await openStore(url, { schema });
-      try {
+    it('gives a payment to exactly one claimer across two connection pools', () =>
+      withTwoStores(async (a, b) => {
         const input = claimInput();
         const race = (nowMs: number) =>
           Promise.all(
@@ -91,18 +102,10 @@ if (!url) {
         expect(clash.filter((r) => r.kind === 'used_elsewhere')).toEqual(
           Array.from({ length: 19 }, () => ({ kind: 'used_elsewhere', by: 'nonce' })),
         );
-      } finally {
-        await a.close();
-        await b.close();
-        await dropSchema(schema);
-      }
-    });
+      }));
 
-    it('consumes a challenge once and appends consecutively across two pools', async () => {
-      const schema = freshSchema();
-      const a = await openStore(url, { schema });
-      const b = await openStore(url, { schema });
-      try {
+    it('consumes a challenge once and appends consecutively across two pools', () =>
+      withTwoStores(async (a, b) => {
         const c = {
           nonce: 'n1',
           chain: 'sui' as const,
@@ -129,11 +132,6 @@ if (!url) {
         );
         const seqs = (await b.conversations.items(conv.id, { limit: 100 })).map((x) => x.seq);
         expect(seqs).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
-      } finally {
-        await a.close();
-        await b.close();
-        await dropSchema(schema);
-      }
-    });
+      }));
   });
 }
