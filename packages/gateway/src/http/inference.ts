@@ -8,7 +8,12 @@ import type { Deps } from '../deps.ts';
 import { sendError } from '../errors.ts';
 import { capForBudget, countChatPrompt, planChat, upstreamChatBody } from '../inference/chat-plan.ts';
 import { parseChatRequest, parseJsonBody, validate } from '../inference/chat-request.ts';
-import { keepLeaseAlive, sendPaidJson, sendRejected, sendUpstreamFailure } from '../inference/deliver.ts';
+import {
+  keepLeaseAlive,
+  sendPaidJson,
+  sendUpstreamFailure,
+  sendUpstreamProblem,
+} from '../inference/deliver.ts';
 import { embeddingsRequestSchema, planEmbeddings } from '../inference/embeddings-request.ts';
 import { abortOnClientClose, charge, modelFor, rawBody, runChat } from '../inference/paid-call.ts';
 import { failed, type Json } from '../inference/upstreams/upstream.ts';
@@ -44,34 +49,39 @@ async function chatCompletions(
   const model = modelFor(deps, req.model, 'chat');
   const tok = await deps.inference.tokenizer(model);
   const plan = planChat(model, req, countChatPrompt(tok, req.messages, req));
-  const charged = await charge(request, reply, deps, {
-    subject: `inf:chat:${model.id}`,
-    resource: 'POST /v1/chat/completions',
-    description: `${model.id}: ${plan.promptTokens} prompt tokens + up to ${plan.maxTokens * plan.choices} completion tokens`,
-    price: plan.price,
-    pricingSourceVersion: model.pricingSourceVersion,
-  });
-  if (charged.done) return charged.done;
-  const { lease } = charged;
-  // Same body and catalogue as quoted give the plan's own cap; the paid price bounds it regardless.
-  const maxTokens = lease ? capForBudget(model, plan, lease.claims.price) : plan.maxTokens;
-  if (maxTokens < 1) {
-    if (lease) await lease.release();
-    return sendError(reply, 'conflict', 'the price paid no longer covers this request', {
-      reason: 'quote_outdated',
-    });
-  }
-  return runChat({
+  return charge(
+    request,
     reply,
     deps,
-    lease,
-    model,
-    upstream: await deps.inference.chat(model),
-    body: upstreamChatBody(model, req, maxTokens),
-    stream: req.stream === true,
-    tok,
-    promptTokens: plan.promptTokens,
-  });
+    {
+      subject: `inf:chat:${model.id}`,
+      resource: 'POST /v1/chat/completions',
+      description: `${model.id}: ${plan.promptTokens} prompt tokens + up to ${plan.maxTokens * plan.choices} completion tokens`,
+      price: plan.price,
+      pricingSourceVersion: model.pricingSourceVersion,
+    },
+    async (lease) => {
+      // Same body and catalogue as quoted give the plan's own cap; the paid price bounds it regardless.
+      const maxTokens = lease ? capForBudget(model, plan, lease.claims.price) : plan.maxTokens;
+      if (maxTokens < 1) {
+        if (lease) await lease.release();
+        return sendError(reply, 'conflict', 'the price paid no longer covers this request', {
+          reason: 'quote_outdated',
+        });
+      }
+      return runChat({
+        reply,
+        deps,
+        lease,
+        model,
+        upstream: await deps.inference.chat(model),
+        body: upstreamChatBody(model, req, maxTokens),
+        stream: req.stream === true,
+        tok,
+        promptTokens: plan.promptTokens,
+      });
+    },
+  );
 }
 
 async function embeddings(request: FastifyRequest, reply: FastifyReply, deps: Deps): Promise<FastifyReply> {
@@ -79,25 +89,29 @@ async function embeddings(request: FastifyRequest, reply: FastifyReply, deps: De
   const model = modelFor(deps, req.model, 'embeddings');
   const tok = await deps.inference.tokenizer(model);
   const plan = planEmbeddings(model, tok, req);
-  const charged = await charge(request, reply, deps, {
-    subject: `inf:embeddings:${model.id}`,
-    resource: 'POST /v1/embeddings',
-    description: `${model.id}: ${plan.inputTokens} input tokens`,
-    price: plan.price,
-    pricingSourceVersion: model.pricingSourceVersion,
-  });
-  if (charged.done) return charged.done;
-  const { lease } = charged;
-  const upstream = await deps.inference.embeddings(model);
-  const upstreamModel = model.upstream.type === 'openai' ? (model.upstream.model ?? model.id) : model.id;
-  const abort = abortOnClientClose(reply);
-  const stop = keepLeaseAlive(lease, deps.config.leaseMs);
-  const r = await upstream.embed({ ...req, model: upstreamModel }, abort.signal).finally(stop);
-  if (!r.ok)
-    return r.kind === 'rejected' ? sendRejected(reply, lease, r) : sendUpstreamFailure(reply, lease, r);
-  if (!Array.isArray(r.value.data))
-    return sendUpstreamFailure(reply, lease, failed('upstream_error', 'bad_response'));
-  const body: Json = { ...r.value, model: model.id };
-  if (!body.usage) body.usage = { prompt_tokens: plan.inputTokens, total_tokens: plan.inputTokens };
-  return sendPaidJson(reply, lease, 200, body);
+  return charge(
+    request,
+    reply,
+    deps,
+    {
+      subject: `inf:embeddings:${model.id}`,
+      resource: 'POST /v1/embeddings',
+      description: `${model.id}: ${plan.inputTokens} input tokens`,
+      price: plan.price,
+      pricingSourceVersion: model.pricingSourceVersion,
+    },
+    async (lease) => {
+      const upstream = await deps.inference.embeddings(model);
+      const upstreamModel = model.upstream.type === 'openai' ? (model.upstream.model ?? model.id) : model.id;
+      const abort = abortOnClientClose(reply);
+      const stop = keepLeaseAlive(lease, deps.config.leaseMs);
+      const r = await upstream.embed({ ...req, model: upstreamModel }, abort.signal).finally(stop);
+      if (!r.ok) return sendUpstreamProblem(reply, lease, r);
+      if (!Array.isArray(r.value.data))
+        return sendUpstreamFailure(reply, lease, failed('upstream_error', 'bad_response'));
+      const body: Json = { ...r.value, model: model.id };
+      if (!body.usage) body.usage = { prompt_tokens: plan.inputTokens, total_tokens: plan.inputTokens };
+      return sendPaidJson(reply, lease, 200, body);
+    },
+  );
 }

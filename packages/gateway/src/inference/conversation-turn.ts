@@ -15,7 +15,13 @@ import { type Conversation, type ConversationItem, UniqueViolationError } from '
 import { capForBudget, countChatPrompt, planChat, upstreamChatBody } from './chat-plan.ts';
 import type { ChatMessage, ChatRequest } from './chat-request.ts';
 import { allItems, itemView, type TurnRequest } from './conversations.ts';
-import { keepLeaseAlive, sendPaidJson, sendRejected, sendUpstreamFailure, streamChat } from './deliver.ts';
+import {
+  keepLeaseAlive,
+  sendPaidJson,
+  sendUpstreamFailure,
+  sendUpstreamProblem,
+  streamChat,
+} from './deliver.ts';
 import { abortOnClientClose, charge, choiceTexts, countedUsage, modelFor } from './paid-call.ts';
 import { sseEvent } from './upstreams/sse.ts';
 import { failed, type Json } from './upstreams/upstream.ts';
@@ -58,98 +64,100 @@ export async function conversationTurn(
   const chat: ChatRequest = { ...params, model: model.id, messages };
   const tok = await deps.inference.tokenizer(model);
   const plan = planChat(model, chat, countChatPrompt(tok, messages));
-  const charged = await charge(request, reply, deps, {
-    subject: `inf:conv:${conv.id}`,
-    resource: `POST /v1/conversations/${conv.id}/messages`,
-    description: `${model.id}: ${history.length} stored items + 1 message, ${plan.promptTokens} prompt tokens + up to ${plan.maxTokens} completion tokens`,
-    price: plan.price,
-    pricingSourceVersion: model.pricingSourceVersion,
-  });
-  if (charged.done) return charged.done;
-  const { lease } = charged;
-
-  const stream = turn.stream === true;
-  const redemptionId = lease?.redemption.id ?? null;
-  if (lease) {
-    const stored = history.filter((i) => i.redemptionId === redemptionId);
-    if (stored.length > 0) {
-      return stream
-        ? sendStoredTurnStream(reply, lease, conv, model.id, stored)
-        : sendPaidJson(reply, lease, 200, turnResponse(conv, model.id, stored, null));
-    }
-  }
-  // The history may have grown since the quote; the price paid still bounds the cap.
-  const maxTokens = lease ? capForBudget(model, plan, lease.claims.price) : plan.maxTokens;
-  if (maxTokens < 1) {
-    if (lease) await lease.release();
-    return sendError(
-      reply,
-      'conflict',
-      'the conversation grew since the quote; the price paid no longer covers it',
-      {
-        reason: 'history_changed',
-      },
-    );
-  }
-
-  /** Appends the turn; null when the conversation was deleted while the model answered. */
-  const storeTurn = async (text: string, usage: Json): Promise<ConversationItem[] | null> => {
-    try {
-      return await deps.store.conversations.append(conv.id, [
-        { role: 'user', content, redemptionId, usage: null },
-        { role: 'assistant', content: text, redemptionId, usage },
-      ]);
-    } catch (err) {
-      // Another holder of this payment already stored the turn: answer with what it stored.
-      if (err instanceof UniqueViolationError && redemptionId) {
-        const stored = (await allItems(deps.store.conversations, conv.id)).filter(
-          (i) => i.redemptionId === redemptionId,
-        );
-        if (stored.length > 0) return stored;
+  return charge(
+    request,
+    reply,
+    deps,
+    {
+      subject: `inf:conv:${conv.id}`,
+      resource: `POST /v1/conversations/${conv.id}/messages`,
+      description: `${model.id}: ${history.length} stored items + 1 message, ${plan.promptTokens} prompt tokens + up to ${plan.maxTokens} completion tokens`,
+      price: plan.price,
+      pricingSourceVersion: model.pricingSourceVersion,
+    },
+    async (lease) => {
+      const stream = turn.stream === true;
+      const redemptionId = lease?.redemption.id ?? null;
+      if (lease) {
+        const stored = history.filter((i) => i.redemptionId === redemptionId);
+        if (stored.length > 0) {
+          return stream
+            ? sendStoredTurnStream(reply, lease, conv, model.id, stored)
+            : sendPaidJson(reply, lease, 200, turnResponse(conv, model.id, stored, null));
+        }
       }
-      request.log.warn({ err, conversation: conv.id }, 'conversation turn could not be stored');
-      return null;
-    }
-  };
+      // The history may have grown since the quote; the price paid still bounds the cap.
+      const maxTokens = lease ? capForBudget(model, plan, lease.claims.price) : plan.maxTokens;
+      if (maxTokens < 1) {
+        if (lease) await lease.release();
+        return sendError(
+          reply,
+          'conflict',
+          'the conversation grew since the quote; the price paid no longer covers it',
+          {
+            reason: 'history_changed',
+          },
+        );
+      }
 
-  const upstream = await deps.inference.chat(model);
-  const body = upstreamChatBody(model, { ...chat, stream }, maxTokens);
-  const abort = abortOnClientClose(reply);
-  const stop = keepLeaseAlive(lease, deps.config.leaseMs);
-  if (stream) {
-    const r = await upstream.stream(body, abort.signal).finally(stop);
-    if (!r.ok)
-      return r.kind === 'rejected' ? sendRejected(reply, lease, r) : sendUpstreamFailure(reply, lease, r);
-    return streamChat({
-      reply,
-      lease,
-      chunks: r.value,
-      publicModel: model.id,
-      maxStoredBytes: deps.config.maxResponseBytes,
-      leaseMs: deps.config.leaseMs,
-      abort,
-      usageFallback: (sum) => countedUsage(tok, plan.promptTokens, [sum.content]),
-      beforeDone: async (sum) => {
-        const items = await storeTurn(sum.content, sum.usage ?? {});
-        return items ? { conversation_id: conv.id, items: items.map(itemView) } : null;
-      },
-    });
-  }
+      /** Appends the turn; null when the conversation was deleted while the model answered. */
+      const storeTurn = async (text: string, usage: Json): Promise<ConversationItem[] | null> => {
+        try {
+          return await deps.store.conversations.append(conv.id, [
+            { role: 'user', content, redemptionId, usage: null },
+            { role: 'assistant', content: text, redemptionId, usage },
+          ]);
+        } catch (err) {
+          // Another holder of this payment already stored the turn: answer with what it stored.
+          if (err instanceof UniqueViolationError && redemptionId) {
+            const stored = (await allItems(deps.store.conversations, conv.id)).filter(
+              (i) => i.redemptionId === redemptionId,
+            );
+            if (stored.length > 0) return stored;
+          }
+          request.log.warn({ err, conversation: conv.id }, 'conversation turn could not be stored');
+          return null;
+        }
+      };
 
-  const r = await upstream.complete(body, abort.signal).finally(stop);
-  if (!r.ok)
-    return r.kind === 'rejected' ? sendRejected(reply, lease, r) : sendUpstreamFailure(reply, lease, r);
-  if (!Array.isArray(r.value.choices))
-    return sendUpstreamFailure(reply, lease, failed('upstream_error', 'bad_response'));
-  const completion: Json = { ...r.value, model: model.id };
-  const text = choiceTexts(completion)[0] ?? '';
-  completion.usage ??= countedUsage(tok, plan.promptTokens, [text]);
-  const items = await storeTurn(text, completion.usage as Json);
-  if (!items) {
-    if (lease) await lease.release();
-    return sendError(reply, 'not_found', 'the conversation no longer exists');
-  }
-  return sendPaidJson(reply, lease, 200, turnResponse(conv, model.id, items, completion));
+      const upstream = await deps.inference.chat(model);
+      const body = upstreamChatBody(model, { ...chat, stream }, maxTokens);
+      const abort = abortOnClientClose(reply);
+      const stop = keepLeaseAlive(lease, deps.config.leaseMs);
+      if (stream) {
+        const r = await upstream.stream(body, abort.signal).finally(stop);
+        if (!r.ok) return sendUpstreamProblem(reply, lease, r);
+        return streamChat({
+          reply,
+          lease,
+          chunks: r.value,
+          publicModel: model.id,
+          maxStoredBytes: deps.config.maxResponseBytes,
+          leaseMs: deps.config.leaseMs,
+          abort,
+          usageFallback: (sum) => countedUsage(tok, plan.promptTokens, [sum.content]),
+          beforeDone: async (sum) => {
+            const items = await storeTurn(sum.content, sum.usage ?? {});
+            return items ? { conversation_id: conv.id, items: items.map(itemView) } : null;
+          },
+        });
+      }
+
+      const r = await upstream.complete(body, abort.signal).finally(stop);
+      if (!r.ok) return sendUpstreamProblem(reply, lease, r);
+      if (!Array.isArray(r.value.choices))
+        return sendUpstreamFailure(reply, lease, failed('upstream_error', 'bad_response'));
+      const completion: Json = { ...r.value, model: model.id };
+      const text = choiceTexts(completion)[0] ?? '';
+      completion.usage ??= countedUsage(tok, plan.promptTokens, [text]);
+      const items = await storeTurn(text, completion.usage as Json);
+      if (!items) {
+        if (lease) await lease.release();
+        return sendError(reply, 'not_found', 'the conversation no longer exists');
+      }
+      return sendPaidJson(reply, lease, 200, turnResponse(conv, model.id, items, completion));
+    },
+  );
 }
 
 /** A turn stored by an earlier attempt under this payment, sent again as a stream. */

@@ -64,6 +64,15 @@ export function sendRejected(
   return sendPaidJson(reply, lease, r.status, r.body);
 }
 
+/** Answers an upstream call that did not succeed: a refusal is delivered, a failure released. */
+export function sendUpstreamProblem(
+  reply: FastifyReply,
+  lease: PaidLease | null,
+  r: UpstreamFailure | UpstreamRejected,
+): Promise<FastifyReply> {
+  return r.kind === 'rejected' ? sendRejected(reply, lease, r) : sendUpstreamFailure(reply, lease, r);
+}
+
 export interface StreamSummary {
   /** Content of choice 0, concatenated. */
   content: string;
@@ -125,102 +134,105 @@ export async function streamChat(o: StreamOptions): Promise<FastifyReply> {
 
   const raw = reply.raw;
   reply.hijack();
-  raw.writeHead(200, {
-    ...(reply.getHeaders() as Record<string, string>),
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-    ...(lease ? { 'x-payment-response': lease.receiptHeader } : {}),
-  });
-  const kept: string[] = [];
-  let keptBytes = 0;
-  const write = async (text: string): Promise<boolean> => {
-    keptBytes += Buffer.byteLength(text);
-    if (keptBytes <= o.maxStoredBytes) kept.push(text);
-    if (raw.destroyed) return false;
-    if (!raw.write(text)) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          raw.off('drain', done);
-          raw.off('close', done);
-          resolve();
-        };
-        raw.once('drain', done);
-        raw.once('close', done);
-      });
-    }
-    return !raw.destroyed;
-  };
-
-  const summary: StreamSummary = { content: '', usage: null, finishReason: null };
-  let cut: string | null = null;
-  let clientGone = false;
+  // Once hijacked, Fastify no longer ends the response: end it on every path, a throw included.
   try {
-    while (!next.done) {
-      const chunk = { ...next.value, model: o.publicModel };
-      trackChunk(chunk, summary);
-      if (!(await write(sseEvent(JSON.stringify(chunk))))) {
-        clientGone = true;
-        break;
-      }
-      next = await it.next();
-    }
-  } catch (e) {
-    cut = e instanceof UpstreamCut ? e.reason : 'stream_failed';
-  }
-  stopRenew();
-
-  if (clientGone) {
-    o.abort.abort();
-    await it.return?.().catch(() => undefined);
-    if (lease) await lease.release();
-    return reply;
-  }
-  const finalChunk = (fields: Json) =>
-    sseEvent(
-      JSON.stringify({
-        id: 'final',
-        object: 'chat.completion.chunk',
-        created: Math.floor(Date.now() / 1000),
-        model: o.publicModel,
-        choices: [],
-        ...fields,
-      }),
-    );
-  if (cut === null && !summary.usage) {
-    summary.usage = o.usageFallback(summary);
-    await write(finalChunk({ usage: summary.usage }));
-  }
-  if (cut === null && o.beforeDone) {
-    // Runs once the answer is whole and before [DONE]: a conversation stores its turn here.
-    const extra = await o.beforeDone(summary).catch(() => null);
-    if (extra === null) cut = 'not_stored';
-    else await write(finalChunk(extra));
-  }
-  if (cut !== null) {
-    const error = {
-      message: `the model upstream cut the stream (${cut})${lease ? '; retry with the same X-PAYMENT' : ''}`,
-      type: 'upstream_error',
-      code: 'upstream_error',
-      retryable: lease !== null,
-    };
-    await write(sseEvent(JSON.stringify({ error })));
-    if (lease) await lease.release();
-    raw.end();
-    return reply;
-  }
-  await write(sseEvent('[DONE]'));
-  if (lease) {
-    const headers: Record<string, string> = {
+    raw.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+      ...(lease ? { 'x-payment-response': lease.receiptHeader } : {}),
+    });
+    const kept: string[] = [];
+    let keptBytes = 0;
+    const write = async (text: string): Promise<boolean> => {
+      keptBytes += Buffer.byteLength(text);
+      if (keptBytes <= o.maxStoredBytes) kept.push(text);
+      if (raw.destroyed) return false;
+      if (!raw.write(text)) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            raw.off('drain', done);
+            raw.off('close', done);
+            resolve();
+          };
+          raw.once('drain', done);
+          raw.once('close', done);
+        });
+      }
+      return !raw.destroyed;
     };
-    const stored: StoredResponse =
-      keptBytes > o.maxStoredBytes
-        ? { status: 200, headers: { ...headers, [NOT_RETAINED]: '1' }, body: new Uint8Array() }
-        : { status: 200, headers, body: Buffer.from(kept.join('')) };
-    await lease.complete(stored);
+
+    const summary: StreamSummary = { content: '', usage: null, finishReason: null };
+    let cut: string | null = null;
+    let clientGone = false;
+    try {
+      while (!next.done) {
+        const chunk = { ...next.value, model: o.publicModel };
+        trackChunk(chunk, summary);
+        if (!(await write(sseEvent(JSON.stringify(chunk))))) {
+          clientGone = true;
+          break;
+        }
+        next = await it.next();
+      }
+    } catch (e) {
+      cut = e instanceof UpstreamCut ? e.reason : 'stream_failed';
+    }
+    stopRenew();
+
+    if (clientGone) {
+      o.abort.abort();
+      await it.return?.().catch(() => undefined);
+      if (lease) await lease.release();
+      return reply;
+    }
+    const finalChunk = (fields: Json) =>
+      sseEvent(
+        JSON.stringify({
+          id: 'final',
+          object: 'chat.completion.chunk',
+          created: Math.floor(Date.now() / 1000),
+          model: o.publicModel,
+          choices: [],
+          ...fields,
+        }),
+      );
+    if (cut === null && !summary.usage) {
+      summary.usage = o.usageFallback(summary);
+      await write(finalChunk({ usage: summary.usage }));
+    }
+    if (cut === null && o.beforeDone) {
+      // Runs once the answer is whole and before [DONE]: a conversation stores its turn here.
+      const extra = await o.beforeDone(summary).catch(() => null);
+      if (extra === null) cut = 'not_stored';
+      else await write(finalChunk(extra));
+    }
+    if (cut !== null) {
+      const error = {
+        message: `the model upstream cut the stream (${cut})${lease ? '; retry with the same X-PAYMENT' : ''}`,
+        type: 'upstream_error',
+        code: 'upstream_error',
+        retryable: lease !== null,
+      };
+      await write(sseEvent(JSON.stringify({ error })));
+      if (lease) await lease.release();
+      return reply;
+    }
+    await write(sseEvent('[DONE]'));
+    if (lease) {
+      const headers: Record<string, string> = {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+      };
+      const stored: StoredResponse =
+        keptBytes > o.maxStoredBytes
+          ? { status: 200, headers: { ...headers, [NOT_RETAINED]: '1' }, body: new Uint8Array() }
+          : { status: 200, headers, body: Buffer.from(kept.join('')) };
+      await lease.complete(stored);
+    }
+    return reply;
+  } finally {
+    if (!raw.writableEnded) raw.end();
   }
-  raw.end();
-  return reply;
 }

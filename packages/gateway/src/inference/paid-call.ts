@@ -13,8 +13,8 @@ import {
   answerGateOutcome,
   keepLeaseAlive,
   sendPaidJson,
-  sendRejected,
   sendUpstreamFailure,
+  sendUpstreamProblem,
   streamChat,
 } from './deliver.ts';
 import { type InferenceQuoteInput, inferenceQuote } from './quote.ts';
@@ -26,22 +26,30 @@ export function rawBody(request: FastifyRequest): Buffer | null {
   return Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : null;
 }
 
-/** Runs the shared payment gate for this request against `quote`. */
 /**
  * Prices a paid inference call and runs it through the payment gate. Either the gate
- * already answered (402, error, replay: `done`), or the caller serves the call with
- * `lease` (null when nothing had to be paid).
+ * answers (402, error, replay), or `serve` serves the call with `lease` (null when
+ * nothing had to be paid). Whatever `serve` throws before the lease settled gives the
+ * payment back, so the same X-PAYMENT can be sent again at once.
  */
 export async function charge(
   request: FastifyRequest,
   reply: FastifyReply,
   deps: Deps,
   input: InferenceQuoteInput,
-): Promise<{ done: FastifyReply } | { done: null; lease: PaidLease | null }> {
+  serve: (lease: PaidLease | null) => Promise<FastifyReply>,
+): Promise<FastifyReply> {
   const outcome = await gate(request, deps, inferenceQuote(input, deps.config, deps.verifiers));
   const answered = answerGateOutcome(reply, outcome);
-  if (answered) return { done: answered };
-  return { done: null, lease: outcome.kind === 'paid' ? outcome.lease : null };
+  if (answered) return answered;
+  const lease = outcome.kind === 'paid' ? outcome.lease : null;
+  try {
+    return await serve(lease);
+  } catch (err) {
+    // release() only touches a lease still in progress: a delivered answer stays delivered.
+    if (lease) await lease.release().catch(() => false);
+    throw err;
+  }
 }
 
 export async function gate(request: FastifyRequest, deps: Deps, quote: Quote): Promise<GateOutcome> {
@@ -120,10 +128,7 @@ export async function runChat(c: ChatCall): Promise<FastifyReply> {
   if (c.stream) {
     const stopWaiting = keepLeaseAlive(c.lease, c.deps.config.leaseMs);
     const r = await c.upstream.stream(c.body, abort.signal).finally(stopWaiting);
-    if (!r.ok)
-      return r.kind === 'rejected'
-        ? sendRejected(c.reply, c.lease, r)
-        : sendUpstreamFailure(c.reply, c.lease, r);
+    if (!r.ok) return sendUpstreamProblem(c.reply, c.lease, r);
     return streamChat({
       reply: c.reply,
       lease: c.lease,
@@ -137,10 +142,7 @@ export async function runChat(c: ChatCall): Promise<FastifyReply> {
   }
   const stop = keepLeaseAlive(c.lease, c.deps.config.leaseMs);
   const r = await c.upstream.complete(c.body, abort.signal).finally(stop);
-  if (!r.ok)
-    return r.kind === 'rejected'
-      ? sendRejected(c.reply, c.lease, r)
-      : sendUpstreamFailure(c.reply, c.lease, r);
+  if (!r.ok) return sendUpstreamProblem(c.reply, c.lease, r);
   if (!Array.isArray(r.value.choices)) {
     return sendUpstreamFailure(c.reply, c.lease, failed('upstream_error', 'bad_response'));
   }

@@ -189,6 +189,27 @@ describe('POST /v1/chat/completions', () => {
     expect((await fetch(url(), withPayment(post(body), header))).status).toBe(200);
   });
 
+  it('gives the payment back when serving throws, so the same proof retries at once', async () => {
+    const body = {
+      model: 'fake-chat',
+      messages: [{ role: 'user', content: 'throw first' }],
+      max_tokens: 2,
+    };
+    const { requirement } = await challenge(url(), post(body));
+    const { header } = await payFor(payer, requirement);
+    const chat = h.deps.inference.chat;
+    h.deps.inference.chat = () => Promise.reject(new Error('upstream construction failed'));
+    let broken: Response;
+    try {
+      broken = await fetch(url(), withPayment(post(body), header));
+    } finally {
+      h.deps.inference.chat = chat;
+    }
+    expect(broken.status).toBe(500);
+    // Without the release the lease would still be held: payment_in_progress until it ran out.
+    expect((await fetch(url(), withPayment(post(body), header))).status).toBe(200);
+  });
+
   it('holds the payment for a slow upstream past the lease length, so a concurrent retry cannot run it twice', async () => {
     const body = {
       model: 'fake-chat',
