@@ -70,38 +70,15 @@ export interface Rail {
   updatedAt: string;
 }
 
-export interface NewProject {
-  slug: string;
-  name: string;
-  description: string;
-  category: string;
-  owner: Owner;
-}
+/** What a caller supplies; the store assigns the id and the timestamps. */
+export type NewProject = Omit<Project, 'id' | 'createdAt' | 'updatedAt'>;
 export type ProjectPatch = Partial<Pick<Project, 'name' | 'description' | 'category'>>;
 
-export interface NewApi {
-  projectId: string;
-  name: string;
-  baseUrl: string;
-  authType: OriginAuthType;
-  authName: string | null;
-  authSecretEnc: string | null;
-  authSecretLast4: string | null;
-}
+export type NewApi = Omit<Api, 'id' | 'createdAt' | 'updatedAt'>;
 export type ApiPatch = Partial<Omit<NewApi, 'projectId'>>;
 
-export interface NewEndpoint {
-  projectId: string;
-  apiId: string;
-  method: string;
-  path: string;
-  price: bigint;
-  description: string;
-  timeoutMs: number;
-  enabled: boolean;
-  inputSchema: unknown | null;
-  outputSchema: unknown | null;
-}
+/** `endpointType` is left out: every endpoint is an external proxy for now. */
+export type NewEndpoint = Omit<Endpoint, 'id' | 'endpointType' | 'createdAt' | 'updatedAt'>;
 export type EndpointPatch = Partial<Omit<NewEndpoint, 'projectId'>>;
 
 export interface DirectoryQuery {
