@@ -6,7 +6,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAmount } from '@tollgate/protocol';
 import {
   type DemoApi,
   loadOrCreateSolanaKey,
@@ -17,6 +16,7 @@ import {
 } from '@tollgate/sandbox';
 import { type Config, withConfig } from './config.ts';
 import type { Deps } from './deps.ts';
+import { publishProject } from './marketplace/publish.ts';
 
 export interface SandboxChains {
   solana: Awaited<ReturnType<typeof startSolanaSandbox>>;
@@ -72,68 +72,33 @@ export async function startSandboxMode(base: Readonly<Config>): Promise<SandboxM
     config,
     chains,
     async seed(deps) {
-      const { store } = deps;
-      const owner = { chain: 'solana' as const, address: providerSolana.address };
-      const project =
-        (await store.projects.bySlug(DEMO_SLUG)) ??
-        (await store.projects.create({
-          slug: DEMO_SLUG,
-          name: 'Tollgate demo API',
-          description: 'Weather, echo and fortunes from a local demo upstream, sold per request.',
-          category: 'demo',
-          owner,
-        }));
-      const apis = await store.apis.list(project.id);
-      const api =
-        apis[0] !== undefined
-          ? await store.apis.update(project.id, apis[0].id, { baseUrl: demoApi.url })
-          : await store.apis.create({
-              projectId: project.id,
-              name: 'demo upstream',
-              baseUrl: demoApi.url,
-              authType: 'none',
-              authName: null,
-              authSecretEnc: null,
-              authSecretLast4: null,
-            });
-      if (!api) throw new Error('demo API vanished while seeding');
-      const existing = await store.endpoints.list(project.id);
-      const wanted = [
-        {
-          method: 'GET',
-          path: 'weather',
-          price: '0.01',
-          description: 'Weather forecast for a city (?city=Oslo)',
-        },
-        { method: 'POST', path: 'echo', price: '0.005', description: 'Echoes the JSON body back' },
-        { method: 'GET', path: 'fortune', price: '0', description: 'A fortune; free, only the platform fee' },
-      ];
-      for (const w of wanted) {
-        if (existing.some((e) => e.method === w.method && e.path === w.path)) continue;
-        await store.endpoints.create({
-          projectId: project.id,
-          apiId: api.id,
-          method: w.method,
-          path: w.path,
-          price: parseAmount(w.price, 6),
-          description: w.description,
-          timeoutMs: 10_000,
-          enabled: true,
-          inputSchema: null,
-          outputSchema: null,
-        });
-      }
-      await store.rails.upsert({
-        projectId: project.id,
-        chain: 'solana',
-        network: config.chainNetwork,
-        providerRecipient: providerSolana.address,
-      });
-      await store.rails.upsert({
-        projectId: project.id,
-        chain: 'sui',
-        network: config.chainNetwork,
-        providerRecipient: providerSui.address,
+      await publishProject(deps.store, {
+        slug: DEMO_SLUG,
+        name: 'Tollgate demo API',
+        description: 'Weather, echo and fortunes from a local demo upstream, sold per request.',
+        category: 'demo',
+        owner: { chain: 'solana', address: providerSolana.address },
+        // The demo upstream listens on a new port at every start.
+        api: { name: 'demo upstream', baseUrl: demoApi.url },
+        endpoints: [
+          {
+            method: 'GET',
+            path: 'weather',
+            price: '0.01',
+            description: 'Weather forecast for a city (?city=Oslo)',
+          },
+          { method: 'POST', path: 'echo', price: '0.005', description: 'Echoes the JSON body back' },
+          {
+            method: 'GET',
+            path: 'fortune',
+            price: '0',
+            description: 'A fortune; free, only the platform fee',
+          },
+        ],
+        rails: [
+          { chain: 'solana', network: config.chainNetwork, providerRecipient: providerSolana.address },
+          { chain: 'sui', network: config.chainNetwork, providerRecipient: providerSui.address },
+        ],
       });
       deps.catalog.invalidate(DEMO_SLUG);
     },

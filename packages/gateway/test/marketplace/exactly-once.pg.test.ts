@@ -11,6 +11,7 @@ import { parseAmount } from '@tollgate/protocol';
 import { newSolanaKey, newSuiKey } from '@tollgate/sandbox';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publishProject } from '../../src/marketplace/publish.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { type Chains, startChains } from '../support/gateway-harness.ts';
@@ -61,39 +62,13 @@ describe.skipIf(!PG)('exactly-once redemption across gateway processes (PostgreS
     const platform = { solana: newSolanaKey().address, sui: newSuiKey().address };
     const provider = newSolanaKey().address;
     slug = `race-${randomBytes(3).toString('hex')}`;
-    const project = await store.projects.create({
+    await publishProject(store, {
       slug,
       name: 'race',
-      description: '',
-      category: 'test',
       owner: { chain: 'solana', address: provider },
-    });
-    const api = await store.apis.create({
-      projectId: project.id,
-      name: 'up',
-      baseUrl: upstream.url,
-      authType: 'none',
-      authName: null,
-      authSecretEnc: null,
-      authSecretLast4: null,
-    });
-    await store.endpoints.create({
-      projectId: project.id,
-      apiId: api.id,
-      method: 'GET',
-      path: 'slow',
-      price: 10_000n,
-      description: 'slow',
-      timeoutMs: 5000,
-      enabled: true,
-      inputSchema: null,
-      outputSchema: null,
-    });
-    await store.rails.upsert({
-      projectId: project.id,
-      chain: 'solana',
-      network: 'mainnet',
-      providerRecipient: provider,
+      api: { name: 'up', baseUrl: upstream.url },
+      endpoints: [{ method: 'GET', path: 'slow', price: '0.01', timeoutMs: 5000 }],
+      rails: [{ chain: 'solana', network: 'mainnet', providerRecipient: provider }],
     });
     await chains.solana.faucet(payer.address, parseAmount('5', 6));
 

@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { assembleDeps, buildApp, createVerifiers } from '../../src/app.ts';
 import { type Config, type EnvInput, loadConfig, withConfig } from '../../src/config.ts';
 import type { Deps } from '../../src/deps.ts';
+import { publishProject } from '../../src/marketplace/publish.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { Endpoint, Project, Store } from '../../src/store/store.ts';
 import { startTestUpstream, type TestUpstream } from './test-upstream.ts';
@@ -89,54 +90,43 @@ export async function startHarness(
   const address = app.server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 
-  const project = await store.projects.create({
+  const published = await publishProject(store, {
     slug: `shop-${randomBytes(3).toString('hex')}`,
     name: 'Test shop',
     description: 'integration test project',
     category: 'test',
     owner: { chain: 'solana', address: provider.solana },
+    api: {
+      name: 'test upstream',
+      baseUrl: `${upstream.url}/base`,
+      auth: {
+        type: 'header',
+        name: 'x-api-key',
+        secretEnc: deps.secretBox.seal(UPSTREAM_KEY),
+        secretLast4: UPSTREAM_KEY.slice(-4),
+      },
+    },
+    endpoints: [
+      { method: 'GET', path: 'items', price: '0.01', timeoutMs: 2000 },
+      { method: 'POST', path: 'orders/new', price: '0.02', timeoutMs: 2000 },
+      { method: 'GET', path: 'free', price: '0', timeoutMs: 2000 },
+      { method: 'GET', path: 'big', price: '0.01', timeoutMs: 2000 },
+      { method: 'GET', path: 'off', price: '0.01', timeoutMs: 2000, enabled: false },
+    ],
+    rails: [
+      { chain: 'solana', network: config.chainNetwork, providerRecipient: provider.solana },
+      { chain: 'sui', network: config.chainNetwork, providerRecipient: provider.sui },
+    ],
   });
-  const api = await store.apis.create({
-    projectId: project.id,
-    name: 'test upstream',
-    baseUrl: `${upstream.url}/base`,
-    authType: 'header',
-    authName: 'x-api-key',
-    authSecretEnc: deps.secretBox.seal(UPSTREAM_KEY),
-    authSecretLast4: UPSTREAM_KEY.slice(-4),
-  });
-  const ep = (method: string, path: string, price: string, enabled = true, timeoutMs = 2000) =>
-    store.endpoints.create({
-      projectId: project.id,
-      apiId: api.id,
-      method,
-      path,
-      price: parseAmount(price, 6),
-      description: `${method} ${path}`,
-      timeoutMs,
-      enabled,
-      inputSchema: null,
-      outputSchema: null,
-    });
-  const endpoints = {
-    items: await ep('GET', 'items', '0.01'),
-    orders: await ep('POST', 'orders/new', '0.02'),
-    free: await ep('GET', 'free', '0'),
-    big: await ep('GET', 'big', '0.01'),
-    disabled: await ep('GET', 'off', '0.01', false),
-  };
-  await store.rails.upsert({
-    projectId: project.id,
-    chain: 'solana',
-    network: config.chainNetwork,
-    providerRecipient: provider.solana,
-  });
-  await store.rails.upsert({
-    projectId: project.id,
-    chain: 'sui',
-    network: config.chainNetwork,
-    providerRecipient: provider.sui,
-  });
+  const { project } = published;
+  const [items, orders, free, big, disabled] = published.endpoints as [
+    Endpoint,
+    Endpoint,
+    Endpoint,
+    Endpoint,
+    Endpoint,
+  ];
+  const endpoints = { items, orders, free, big, disabled };
 
   return {
     baseUrl,
