@@ -14,9 +14,9 @@ import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
-import { parseAmount } from '@tollgate/protocol';
 import { createGateway } from '../../packages/gateway/src/app.ts';
 import { loadConfig, withConfig } from '../../packages/gateway/src/config.ts';
+import { publishProject } from '../../packages/gateway/src/marketplace/publish.ts';
 import { announce, exitOnSignal } from './announce.ts';
 
 export const BENCH_SLUG = 'bench';
@@ -35,55 +35,27 @@ const config = withConfig(loadConfig(process.env, []), { port: 0 });
 const gateway = await createGateway(config);
 const { store, catalog } = gateway.deps;
 
-const project = await store.projects.create({
+await publishProject(store, {
   slug: BENCH_SLUG,
   name: 'Bench API',
   description: 'the bench upstream, sold per request',
   category: 'bench',
   owner: { chain: 'solana', address: providerSolana },
+  api: { name: 'bench upstream', baseUrl: upstreamUrl },
+  endpoints: [
+    { method: 'GET', path: 'paid', price: '0.01' },
+    { method: 'GET', path: 'free', price: '0' },
+    { method: 'GET', path: 'big', price: '0' },
+  ],
+  rails: [
+    { chain: 'solana', network: config.chainNetwork, providerRecipient: providerSolana },
+    ...(providerSui
+      ? [{ chain: 'sui' as const, network: config.chainNetwork, providerRecipient: providerSui }]
+      : []),
+  ],
 });
-const api = await store.apis.create({
-  projectId: project.id,
-  name: 'bench upstream',
-  baseUrl: upstreamUrl,
-  authType: 'none',
-  authName: null,
-  authSecretEnc: null,
-  authSecretLast4: null,
-});
-for (const [path, price] of [
-  ['paid', '0.01'],
-  ['free', '0'],
-  ['big', '0'],
-] as const) {
-  await store.endpoints.create({
-    projectId: project.id,
-    apiId: api.id,
-    method: 'GET',
-    path,
-    price: parseAmount(price, 6),
-    description: `GET ${path}`,
-    timeoutMs: 10_000,
-    enabled: true,
-    inputSchema: null,
-    outputSchema: null,
-  });
-}
-await store.rails.upsert({
-  projectId: project.id,
-  chain: 'solana',
-  network: config.chainNetwork,
-  providerRecipient: providerSolana,
-});
-if (providerSui) {
-  await store.rails.upsert({
-    projectId: project.id,
-    chain: 'sui',
-    network: config.chainNetwork,
-    providerRecipient: providerSui,
-  });
-}
 catalog.invalidate(BENCH_SLUG);
+gateway.start();
 
 await gateway.app.listen({ port: 0, host: '127.0.0.1' });
 const address = gateway.app.server.address();

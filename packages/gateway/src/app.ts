@@ -3,7 +3,7 @@
  * backend, chain verifiers). `buildApp` returns a Fastify app without listening.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { ChainId, ChainVerifier } from './chains/chain.ts';
 import type { Config } from './config.ts';
 import { keyRing } from './crypto/keys.ts';
@@ -58,7 +58,7 @@ export async function buildApp(
     trustProxy: false,
     return503OnClosing: true,
     // One access line per request (below) instead of Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 512 },
   });
   installErrorHandling(app);
@@ -104,6 +104,8 @@ export async function buildApp(
 export interface Gateway {
   app: FastifyInstance;
   deps: Deps;
+  /** Starts the background jobs (active health checks, pruning); call once the catalogue is ready. */
+  start(): void;
   close(): Promise<void>;
 }
 
@@ -168,23 +170,22 @@ export async function createGateway(
   const store = await openStore(config.databaseUrl);
   const deps = assembleDeps(config, store, await createVerifiers(config));
   const app = await buildApp(deps, opts);
-  deps.health.start(
-    config.healthIntervalMs,
-    () => probeTargets(store),
-    (t) => deps.forwarder.probe(t.baseUrl),
-  );
-  // Delivered responses are kept for replays for a while (the redemption rows stay
-  // forever); expired sign-in challenges and sessions go.
-  const prune = setInterval(() => {
-    const cutoff = Date.now() - config.responseRetentionHours * 3_600_000;
-    store.redemptions
-      .pruneResponses(cutoff)
-      .catch((err) => app.log.warn({ err }, 'pruning stored responses failed'));
-  }, 10 * 60_000);
-  prune.unref();
+  let prune: NodeJS.Timeout | undefined;
   return {
     app,
     deps,
+    start() {
+      if (prune) return;
+      deps.health.start(
+        config.healthIntervalMs,
+        () => probeTargets(store),
+        (t) => deps.forwarder.probe(t.baseUrl),
+      );
+      // Delivered responses are kept for replays for a while (the redemption rows stay
+      // forever); expired sign-in challenges and sessions go.
+      prune = setInterval(() => void pruneStore(store, config, app.log), 10 * 60_000);
+      prune.unref();
+    },
     async close() {
       clearInterval(prune);
       deps.health.stop();
@@ -194,6 +195,23 @@ export async function createGateway(
       await store.close();
     },
   };
+}
+
+export async function pruneStore(
+  store: Store,
+  config: Readonly<Config>,
+  log: { warn(obj: unknown, msg: string): void },
+  now = Date.now(),
+): Promise<{ responses: number; signIns: number }> {
+  const fail = (what: string) => (err: unknown) => {
+    log.warn({ err }, `pruning ${what} failed`);
+    return 0;
+  };
+  const responses = await store.redemptions
+    .pruneResponses(now - config.responseRetentionHours * 3_600_000)
+    .catch(fail('stored responses'));
+  const signIns = await store.auth.pruneExpired(now).catch(fail('expired sign-ins'));
+  return { responses, signIns };
 }
 
 /** Every API origin with its enabled endpoints, for active health checks. */

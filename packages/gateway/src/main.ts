@@ -24,6 +24,8 @@ async function main(): Promise<void> {
 
   const gateway = await createGateway(config, sandbox ? { sandbox: sandbox.chains } : {});
   await sandbox?.seed(gateway.deps);
+  // Only now: a health probe of the demo origin before seeding would find last run's port.
+  gateway.start();
   await gateway.app.listen({ port: config.port, host: config.host });
   if (sandbox) console.log(sandbox.banner(config.publicBaseUrl));
 

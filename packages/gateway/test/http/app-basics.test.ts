@@ -1,6 +1,6 @@
 /** The skeleton: health, readiness, metrics, request ids, error shape, rate limiting. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { assembleDeps, buildApp } from '../../src/app.ts';
+import { assembleDeps, buildApp, pruneStore } from '../../src/app.ts';
 import { type EnvInput, loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/open-store.ts';
 
@@ -76,5 +76,32 @@ describe('gateway basics', () => {
     expect(limited.json()).toMatchObject({ error: 'rate_limited' });
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect((await a.inject('/healthz')).statusCode).toBe(200);
+  });
+
+  it('prunes expired sign-ins in the periodic store clean-up', async () => {
+    const config = loadConfig({ TOLLGATE_SECRET: 'x'.repeat(40), LOG_LEVEL: 'silent' }, []);
+    const store = await openStore('sqlite::memory:');
+    closers.push(() => store.close());
+    const now = 1_900_000_000_000;
+    await store.auth.createSession({
+      tokenHash: 'h',
+      owner: { chain: 'solana', address: 'A' },
+      createdAtMs: now - 10,
+      expiresAtMs: now - 1,
+    });
+    await store.auth.putChallenge({
+      nonce: 'n',
+      chain: 'sui',
+      address: '0x1',
+      message: 'm',
+      issuedAtMs: now - 10,
+      expiresAtMs: now - 1,
+    });
+    const warnings: unknown[] = [];
+    expect(await pruneStore(store, config, { warn: (o) => warnings.push(o) }, now)).toEqual({
+      responses: 0,
+      signIns: 2,
+    });
+    expect(warnings).toEqual([]);
   });
 });
