@@ -10,7 +10,7 @@ import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { buildConnector } from 'undici';
 import { addressCategory, isPublicAddress } from './address-policy.ts';
-import { type ResolveHost, systemResolve } from './origin-url.ts';
+import { type ResolveHost, resolveWithin, systemResolve } from './origin-url.ts';
 import { BlockedAddressError } from './upstream-error.ts';
 
 export interface GuardedConnectorOptions {
@@ -55,7 +55,7 @@ export function createGuardedConnector(opts: GuardedConnectorOptions): buildConn
       return;
     }
 
-    resolveBounded(resolve, host, timeout).then(
+    resolveWithin(resolve, host, timeout).then(
       (addresses) => {
         if (addresses.length === 0) {
           callback(Object.assign(new Error('host did not resolve'), { code: 'ENOTFOUND' }), null);
@@ -85,22 +85,4 @@ export function createGuardedConnector(opts: GuardedConnectorOptions): buildConn
       (err: unknown) => callback(err instanceof Error ? err : new Error(String(err)), null),
     );
   };
-}
-
-function resolveBounded(resolve: ResolveHost, host: string, ms: number): Promise<string[]> {
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => {
-      reject(Object.assign(new Error('host resolution timed out'), { code: 'EAI_AGAIN' }));
-    }, ms);
-    resolve(host).then(
-      (addresses) => {
-        clearTimeout(timer);
-        resolvePromise(Array.isArray(addresses) ? addresses : []);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
-  });
 }

@@ -83,12 +83,11 @@ export async function checkOriginUrl(raw: string, opts: CheckOriginOptions): Pro
     addresses = [host];
   } else {
     try {
-      addresses = await withTimeout((opts.resolve ?? systemResolve)(host), opts.resolveTimeoutMs ?? 5000);
+      addresses = await resolveWithin(opts.resolve ?? systemResolve, host, opts.resolveTimeoutMs ?? 5000);
     } catch {
       return { ok: false, reason: 'unresolvable_host' };
     }
-    if (!Array.isArray(addresses) || addresses.length === 0)
-      return { ok: false, reason: 'unresolvable_host' };
+    if (addresses.length === 0) return { ok: false, reason: 'unresolvable_host' };
   }
   if (!opts.allowPrivate) {
     for (const address of addresses) {
@@ -99,10 +98,24 @@ export async function checkOriginUrl(raw: string, opts: CheckOriginOptions): Pro
   return { ok: true, url };
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('resolve timeout')), ms);
+/**
+ * `resolve(host)` bounded by `ms` (a timeout rejects with code EAI_AGAIN); an answer that is
+ * not an array counts as no addresses. Shared by the registration check and the dial-time guard.
+ */
+export function resolveWithin(resolve: ResolveHost, host: string, ms: number): Promise<string[]> {
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => {
+      reject(Object.assign(new Error('host resolution timed out'), { code: 'EAI_AGAIN' }));
+    }, ms);
+    resolve(host).then(
+      (addresses) => {
+        clearTimeout(timer);
+        resolvePromise(Array.isArray(addresses) ? addresses : []);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
