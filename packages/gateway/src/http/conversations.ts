@@ -41,8 +41,27 @@ async function mine(request: FastifyRequest, deps: Deps): Promise<{ owner: Owner
   return { owner, conv };
 }
 
+/** One query parameter as a string; a repeated one (`?a=1&a=2`) is refused, not passed on as an array. */
+function queryParam(q: unknown, name: string): string | undefined {
+  const raw = (q as Record<string, unknown>)[name];
+  if (raw === undefined || typeof raw === 'string') return raw;
+  throw new ApiError('invalid_request', `${name} must be given once`, { param: name });
+}
+
+/** The OpenAI list shape over a page fetched with one row more than `limit`. */
+function listPage<T, V extends { id: string }>(rows: T[], limit: number, view: (row: T) => V) {
+  const data = rows.slice(0, limit).map(view);
+  return {
+    object: 'list' as const,
+    data,
+    first_id: data[0]?.id ?? null,
+    last_id: data.at(-1)?.id ?? null,
+    has_more: rows.length > limit,
+  };
+}
+
 function pageLimit(q: unknown): number {
-  const raw = (q as { limit?: string }).limit;
+  const raw = queryParam(q, 'limit');
   if (raw === undefined) return DEFAULT_PAGE;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > MAX_PAGE)
@@ -79,16 +98,9 @@ export function conversationRoutes(app: FastifyInstance, deps: Deps): void {
   app.get('/v1/conversations', async (request) => {
     const owner = await ownerOf(request, deps);
     const limit = pageLimit(request.query);
-    const after = (request.query as { after?: string }).after;
+    const after = queryParam(request.query, 'after');
     const rows = await conversations.list(owner, { limit: limit + 1, ...(after ? { before: after } : {}) });
-    const data = rows.slice(0, limit).map(conversationView);
-    return {
-      object: 'list',
-      data,
-      first_id: data[0]?.id ?? null,
-      last_id: data.at(-1)?.id ?? null,
-      has_more: rows.length > limit,
-    };
+    return listPage(rows, limit, conversationView);
   });
 
   app.get('/v1/conversations/:id', async (request) => conversationView((await mine(request, deps)).conv));
@@ -114,7 +126,7 @@ export function conversationRoutes(app: FastifyInstance, deps: Deps): void {
   app.get('/v1/conversations/:id/items', async (request) => {
     const { conv } = await mine(request, deps);
     const limit = pageLimit(request.query);
-    const afterRaw = (request.query as { after?: string }).after;
+    const afterRaw = queryParam(request.query, 'after');
     const after = afterRaw === undefined ? undefined : Number(afterRaw);
     if (after !== undefined && (!Number.isInteger(after) || after < 0)) {
       throw new ApiError('invalid_request', 'after is the seq of the last item seen', { param: 'after' });
@@ -123,14 +135,7 @@ export function conversationRoutes(app: FastifyInstance, deps: Deps): void {
       limit: limit + 1,
       ...(after !== undefined ? { after } : {}),
     });
-    const data = rows.slice(0, limit).map(itemView);
-    return {
-      object: 'list',
-      data,
-      first_id: data[0]?.id ?? null,
-      last_id: data.at(-1)?.id ?? null,
-      has_more: rows.length > limit,
-    };
+    return listPage(rows, limit, itemView);
   });
 
   app.post('/v1/conversations/:id/items', async (request) => {

@@ -120,6 +120,13 @@ describe('conversation records', () => {
     const second = await call(token, 'GET', `/v1/conversations?limit=2&after=${first.body.last_id}`);
     expect(second.body.data.map((c: Json) => c.id)).toEqual([ids[0]]);
     expect(second.body.has_more).toBe(false);
+    // A repeated paging parameter is a 400, never passed on to the store.
+    for (const q of ['after=a&after=b', 'limit=1&limit=2']) {
+      const r = await call(token, 'GET', `/v1/conversations?${q}`);
+      expect(r.status).toBe(400);
+      expect(r.body.error).toBe('invalid_request');
+    }
+    expect((await call(token, 'GET', `/v1/conversations/${ids[0]}/items?after=1&after=2`)).status).toBe(400);
   });
 
   it('needs a bearer token of a wallet owner', async () => {
