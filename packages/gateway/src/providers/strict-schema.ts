@@ -4,18 +4,40 @@
  * unknown properties; for an API that configures money and secrets we want
  * wrong types and unknown fields rejected with 400 instead. Query strings are
  * always strings on the wire, so they alone keep coercion.
+ *
+ * No string may hold a NUL: Postgres refuses it in text (error 22021), so one
+ * `\u0000` in a name, a path parameter or a query would otherwise be a 500.
  */
 import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
+import { invalid } from './rules.ts';
 
 const strict = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: false });
 const query = new Ajv({ coerceTypes: true, useDefaults: true, removeAdditional: false, allErrors: false });
+
+/** Whether a NUL appears in any string (or key) of a parsed JSON value. */
+export function containsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some(containsNul);
+  return Object.entries(value).some(([k, v]) => k.includes('\u0000') || containsNul(v));
+}
 
 /** Installs the strict validator on an encapsulated scope (never on the root app). */
 export function useStrictValidation(scope: FastifyInstance): void {
   scope.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === 'querystring' ? query : strict).compile(schema as object),
   );
+  // preValidation: after the body is parsed, also on routes without a schema.
+  scope.addHook('preValidation', async (request) => {
+    for (const [part, value] of [
+      ['params', request.params],
+      ['querystring', request.query],
+      ['body', request.body],
+    ] as const) {
+      if (containsNul(value)) throw invalid(`${part} must not contain NUL characters`, 'nul_character');
+    }
+  });
 }
 
 /** A JSON object schema that rejects unknown properties. */

@@ -194,6 +194,27 @@ describe('field rules', () => {
     );
   });
 
+  // Postgres refuses NUL in text, so these would reach the store as a 500 there.
+  it('refuses a NUL anywhere: body string, JSON key, path parameter, query', async () => {
+    const nul = '\u0000';
+    const cases: [string, string, Record<string, unknown> | undefined][] = [
+      ['POST', '/v1/projects', { slug: 'nul-name', name: `a${nul}b` }],
+      [
+        'POST',
+        '/v1/projects/valid-proj/endpoints',
+        endpoint({ path: 'nul', inputSchema: { [`k${nul}`]: 1 } }),
+      ],
+      ['GET', `/v1/projects/valid-proj/apis/${encodeURIComponent(`x${nul}`)}`, undefined],
+      ['DELETE', `/v1/projects/valid-proj/endpoints/${encodeURIComponent(`x${nul}`)}`, undefined],
+      ['GET', `/v1/directory/apis?q=${encodeURIComponent(`a${nul}`)}`, undefined],
+      ['POST', '/v1/auth/verify', { chain: 'sui', address: 'a', message: nul, signature: 's' }],
+    ];
+    for (const [method, url, body] of cases) {
+      expect400(await call(h.app, method, url, { token, ...(body ? { body } : {}) }), 'nul_character');
+    }
+    expect((await call(h.app, 'GET', '/v1/projects/nul-name', { token })).status).toBe(404);
+  });
+
   it('answers 413 for a body over the size limit', async () => {
     const res = await call(h.app, 'POST', '/v1/projects', {
       token,
