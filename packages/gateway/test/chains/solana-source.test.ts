@@ -166,6 +166,16 @@ describe('Solana verifier against the sandbox', () => {
     }
   });
 
+  it('on mainnet, refuses to verify against a node whose genesis is not mainnet', async () => {
+    const m = memo();
+    const tx = await payBoth(m);
+    const onMainnet = verifier({ network: 'mainnet' });
+    await expect(onMainnet.verify(input(option(m), tx))).rejects.toThrow(ChainUnavailableError);
+    await expect(onMainnet.verify(input(option(m), tx))).rejects.toThrow(/genesis/);
+    const pinned = verifier({ network: 'mainnet', expectedGenesisHash: h.sandbox.genesisHash });
+    expect((await pinned.verify(input(option(m), tx))).status).toBe('verified');
+  });
+
   it('throws ChainUnavailableError when nothing listens at the RPC address', async () => {
     const dead = createSolanaVerifier({
       rpcUrl: 'http://127.0.0.1:9',

@@ -12,7 +12,7 @@ export {
   UNKNOWN_AUTHORITY,
 } from './normalise.ts';
 export type { SolanaSourceOptions } from './source.ts';
-export { createSolanaSource } from './source.ts';
+export { createSolanaSource, SOLANA_MAINNET_GENESIS_HASH } from './source.ts';
 
 /** The production Solana verifier: JSON-RPC fetch + normalise, then the shared `decide`. */
 export function createSolanaVerifier(opts: SolanaSourceOptions): ChainVerifier {

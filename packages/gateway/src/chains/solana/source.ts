@@ -22,7 +22,16 @@ export interface SolanaSourceOptions {
    * attributed for this mint, so any other offered asset compares as different.
    */
   mint?: string;
+  /**
+   * The node must report this genesis hash, so a gateway on `mainnet` never accepts
+   * payments made on a local validator that cloned the USDC mint. Default: mainnet's
+   * when `network` is `mainnet`, otherwise no check.
+   */
+  expectedGenesisHash?: string;
 }
+
+/** What `getGenesisHash` answers on Solana mainnet-beta. */
+export const SOLANA_MAINNET_GENESIS_HASH = '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{64,88}$/;
@@ -51,6 +60,9 @@ export function createSolanaSource(opts: SolanaSourceOptions): TransactionSource
   const commitment = opts.commitment ?? 'confirmed';
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const mint = opts.mint ?? USDC_SOLANA_MINT;
+  const expectedGenesisHash =
+    opts.expectedGenesisHash ?? (opts.network === 'mainnet' ? SOLANA_MAINNET_GENESIS_HASH : undefined);
+  let chainChecked = false;
 
   async function ask<T>(what: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
     try {
@@ -70,6 +82,19 @@ export function createSolanaSource(opts: SolanaSourceOptions): TransactionSource
       // Not a 64-byte base58 signature: no chain can have it.
       if (!isSignatureString(txHashOrDigest)) return null;
       const sig = txHashOrDigest;
+
+      if (expectedGenesisHash && !chainChecked) {
+        const genesis = await ask('getGenesisHash', (abortSignal) =>
+          rpc.getGenesisHash().send({ abortSignal }),
+        );
+        if (genesis !== expectedGenesisHash) {
+          throw new ChainUnavailableError(
+            'solana',
+            `the Solana node at ${opts.rpcUrl} has genesis ${String(genesis)}, not ${expectedGenesisHash} (${opts.network})`,
+          );
+        }
+        chainChecked = true;
+      }
 
       const tx = await ask('getTransaction', (abortSignal) =>
         rpc
