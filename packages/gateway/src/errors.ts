@@ -71,6 +71,9 @@ function classify(err: FastifyError): { code: ErrorCode; message: string; extra?
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
     case 'FST_ERR_CTP_INVALID_TYPE':
       return { code: 'invalid_request', message: 'request body is not valid JSON' };
+    // PostgreSQL refuses a NUL character in text (SQLSTATE 22021): the input's fault, not ours.
+    case '22021':
+      return { code: 'invalid_request', message: 'text must not contain NUL characters' };
   }
   if (err instanceof SyntaxError)
     return { code: 'invalid_request', message: 'request body is not valid JSON' };

@@ -9,24 +9,31 @@ import { ApiError } from '../errors.ts';
 import type { Conversation, ConversationItem, ConversationRepo } from '../store/store.ts';
 import { chatRequestSchema } from './chat-request.ts';
 
+/** Stored text: PostgreSQL cannot keep a NUL character, so it is refused up front (400). */
+const text = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .regex(/^[^\u0000]*$/, 'must not contain NUL characters');
+
 export const metadataSchema = z
-  .record(z.string().min(1).max(64), z.string().max(512))
+  .record(text(64).min(1), text(512))
   .refine((m) => Object.keys(m).length <= 16, 'at most 16 metadata pairs');
 
 const itemInput = z.strictObject({
   role: z.enum(['system', 'user', 'assistant']),
-  content: z.string().max(200_000),
+  content: text(200_000),
 });
 
 export const createConversationSchema = z.strictObject({
-  title: z.string().max(200).optional(),
+  title: text(200).optional(),
   model: z.string().min(1).max(256).nullable().optional(),
   metadata: metadataSchema.optional(),
   items: z.array(itemInput).max(20).optional(),
 });
 
 export const updateConversationSchema = z.strictObject({
-  title: z.string().max(200).optional(),
+  title: text(200).optional(),
   model: z.string().min(1).max(256).nullable().optional(),
   metadata: metadataSchema.optional(),
 });
@@ -47,7 +54,7 @@ export const turnSchema = chatRequestSchema
     user: true,
   })
   .extend({
-    content: z.string().min(1).max(200_000),
+    content: text(200_000).min(1),
     model: z.string().min(1).max(256).optional(),
     stream: z.boolean().optional(),
   })

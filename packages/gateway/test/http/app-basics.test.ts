@@ -66,6 +66,16 @@ describe('gateway basics', () => {
     ).toMatch(/^req_/);
   });
 
+  it('answers a database refusal of a NUL character with 400, not 500', async () => {
+    const a = await app();
+    a.get('/nul', async () => {
+      throw Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021' });
+    });
+    const res = await a.inject('/nul');
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ error: 'invalid_request' });
+  });
+
   it('limits requests per client address when configured', async () => {
     const a = await app({ TOLLGATE_RATE_LIMIT_PER_MIN: '3' });
     const statuses = [];

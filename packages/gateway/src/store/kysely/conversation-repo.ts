@@ -122,7 +122,9 @@ export function conversationRepo(backend: Backend): ConversationRepo {
           conversation_id: conversationId,
           seq: start + i,
           role: it.role,
-          content: it.content,
+          // Model output may contain NUL, which PostgreSQL text cannot hold (SQLite could):
+          // keep both backends alike with the replacement character.
+          content: it.content.replaceAll('\u0000', '\uFFFD'),
           redemption_id: it.redemptionId,
           usage: it.usage === null ? null : JSON.stringify(it.usage),
           created_at: now,

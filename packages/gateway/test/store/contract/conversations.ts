@@ -120,6 +120,13 @@ export function conversationContract(get: () => Store): void {
       expect(await s.conversations.items(c.id, { limit: 10 })).toHaveLength(4);
     });
 
+    it('keeps model output with a NUL character, as the replacement character on every backend', async () => {
+      const s = get();
+      const c = await s.conversations.create({ owner: alice, title: 't', model: null, metadata: {} });
+      await s.conversations.append(c.id, [item('a\u0000b', { role: 'assistant' })]);
+      expect((await s.conversations.items(c.id, { limit: 1 }))[0]?.content).toBe('a\uFFFDb');
+    });
+
     it('deleting a conversation deletes its items', async () => {
       const s = get();
       const c = await s.conversations.create({ owner: alice, title: 't', model: null, metadata: {} });
