@@ -20,6 +20,13 @@ export class GatewayError extends CliError {
   }
 }
 
+/** Loopback hosts, the only ones a token may travel to over plain http (a local or sandbox gateway). */
+function isLoopback(hostname: string): boolean {
+  return (
+    hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname)
+  );
+}
+
 /**
  * A client for the gateway chosen by --gateway / $TOLLGATE_GATEWAY / the last login.
  * The token comes from $TOLLGATE_TOKEN (e.g. the operator token) or the stored login;
@@ -31,6 +38,11 @@ export function gatewayClient(
   opts: { auth?: boolean } = {},
 ): GatewayClient {
   const gateway = resolveGateway(env, gatewayFlag);
+  const url = new URL(gateway);
+  // Every provider call carries a token, and login receives one: neither may cross a network in clear.
+  if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
+    throw new CliError(`refusing to talk to ${gateway} over plain http: use https (http is for 127.0.0.1)`);
+  }
   let token: string | undefined;
   if (opts.auth !== false) {
     token = env['TOLLGATE_TOKEN'] || readCredentials(env).gateways[gateway]?.accessToken;

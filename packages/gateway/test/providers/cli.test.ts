@@ -266,6 +266,22 @@ describe('tollgate CLI', () => {
     expect(help.stdout).toContain('usage: tollgate <command>');
   });
 
+  it('refuses to send or receive a token over plain http to a non-loopback gateway', async () => {
+    for (const argv of [
+      ['projects', 'list', '--gateway', 'http://gateway.example.com'],
+      ['login', '--chain', 'sui', '--key', join(dir, 'none.key'), '--gateway', 'http://10.0.0.7:8402'],
+    ]) {
+      const err: string[] = [];
+      const code = await runCli(argv, {
+        env: { TOLLGATE_TOKEN: 'tg_not-sent', TOLLGATE_CONFIG_DIR: join(dir, 'config-http') },
+        out: () => {},
+        err: (t) => err.push(t),
+      });
+      expect(code, argv.join(' ')).toBe(1);
+      expect(err.join('\n')).toContain('over plain http');
+    }
+  });
+
   it('has --help for every command in the table', async () => {
     const names = COMMANDS.map((c) => c.name);
     for (const required of [

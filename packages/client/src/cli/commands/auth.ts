@@ -28,8 +28,8 @@ const login: CliCommand = {
   async run(io, values) {
     const chain = requireString(values, 'chain');
     if (chain !== 'sui' && chain !== 'solana') throw new UsageError('--chain must be sui or solana');
-    const key = await loadSignInKey(chain, requireString(values, 'key'), optionalString(values, 'address'));
     const client = clientFor(io, values, { auth: false });
+    const key = await loadSignInKey(chain, requireString(values, 'key'), optionalString(values, 'address'));
     const challenge = await client.request<ChallengeAnswer>('POST', '/v1/auth/challenge', {
       chain,
       address: key.address,
