@@ -2,11 +2,12 @@
  * Splits and vets the raw target of a /p request before anything else happens:
  * a path that could escape the registered base is `invalid_path`, never a 402.
  */
+import { isSlug } from '../providers/rules.ts';
+
 export type PathCheck =
   | { ok: true; slug: string; path: string; query: string; pathWithQuery: string }
   | { ok: false; reason: string };
 
-const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,46}[a-z0-9])?$/;
 const SEGMENT = /^[A-Za-z0-9._~!$&'()*+,;=:@%-]+$/;
 
 export function splitMarketplaceTarget(rawUrl: string): PathCheck {
@@ -18,7 +19,7 @@ export function splitMarketplaceTarget(rawUrl: string): PathCheck {
   const slash = rest.indexOf('/');
   const slug = slash < 0 ? rest : rest.slice(0, slash);
   const path = slash < 0 ? '' : rest.slice(slash + 1);
-  if (!SLUG.test(slug)) return { ok: false, reason: 'invalid_slug' };
+  if (!isSlug(slug)) return { ok: false, reason: 'invalid_slug' };
   if (/[\u0000-\u001f\u007f\\]/.test(rawUrl)) return { ok: false, reason: 'control_or_backslash' };
   if (/%(2f|5c|2e|00)/i.test(path)) return { ok: false, reason: 'encoded_separator' };
   if (path !== '') {
