@@ -56,7 +56,8 @@ describe.skipIf(!PG)('exactly-once redemption across gateway processes (PostgreS
   const payer = newSolanaKey();
 
   beforeAll(async () => {
-    chains = await startChains();
+    // The gateways run with production (mainnet) config, so the chains must say they are mainnet.
+    chains = await startChains({ as: 'mainnet' });
     upstream = await startTestUpstream();
     store = await openStore(PG!, { schema });
     const platform = { solana: newSolanaKey().address, sui: newSuiKey().address };

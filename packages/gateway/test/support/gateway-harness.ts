@@ -10,6 +10,8 @@ import { parseAmount } from '@tollgate/protocol';
 import { newSolanaKey, newSuiKey, startSolanaSandbox, startSuiSandbox } from '@tollgate/sandbox';
 import type { FastifyInstance } from 'fastify';
 import { assembleDeps, buildApp, createVerifiers } from '../../src/app.ts';
+import { SOLANA_MAINNET_GENESIS_HASH } from '../../src/chains/solana/index.ts';
+import { SUI_MAINNET_CHAIN_ID } from '../../src/chains/sui/index.ts';
 import { type Config, type EnvInput, loadConfig, withConfig } from '../../src/config.ts';
 import type { Deps } from '../../src/deps.ts';
 import { publishProject } from '../../src/marketplace/publish.ts';
@@ -26,8 +28,13 @@ export interface Chains {
   close(): Promise<void>;
 }
 
-export async function startChains(): Promise<Chains> {
-  const [solana, sui] = await Promise.all([startSolanaSandbox(), startSuiSandbox()]);
+/** Sandbox chains; `as: 'mainnet'` makes them report mainnet's identities, for gateways configured as production. */
+export async function startChains(opts: { as?: 'mainnet' } = {}): Promise<Chains> {
+  const mainnet = opts.as === 'mainnet';
+  const [solana, sui] = await Promise.all([
+    startSolanaSandbox(mainnet ? { genesisHash: SOLANA_MAINNET_GENESIS_HASH } : {}),
+    startSuiSandbox(mainnet ? { chainId: SUI_MAINNET_CHAIN_ID } : {}),
+  ]);
   return { solana, sui, close: async () => void (await Promise.allSettled([solana.close(), sui.close()])) };
 }
 

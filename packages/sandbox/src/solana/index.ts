@@ -47,15 +47,16 @@ export interface SolanaSandbox {
 const ONE_SOL = 1_000_000_000n;
 
 export async function startSolanaSandbox(
-  opts: { port?: number; host?: string } = {},
+  /** `genesisHash` lets a test stand the sandbox in for another network (e.g. mainnet's). */
+  opts: { port?: number; host?: string; genesisHash?: string } = {},
 ): Promise<SolanaSandbox> {
   const ledger = new SolanaLedger();
   const mint = address(USDC_SOLANA_MINT);
   const otherMint: Address = (await generateKeyPairSigner()).address;
   const faucet = await setUpFaucet(ledger, [mint, otherMint]);
-  const genesisHash = getBase58Decoder().decode(
-    createHash('sha256').update('tollgate-solana-sandbox').digest(),
-  );
+  const genesisHash =
+    opts.genesisHash ??
+    getBase58Decoder().decode(createHash('sha256').update('tollgate-solana-sandbox').digest());
 
   let fault: SolanaFault = 'none';
   const methods = createMethods({ ledger, faucet, genesisHash, fault: () => fault });
