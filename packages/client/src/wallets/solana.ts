@@ -123,6 +123,10 @@ function legsOf(option: AcceptOption, mints: Map<string, number>): Payment {
     if (amount > 0n) legs.push({ to: split.payTo, amount });
   }
   if (legs.length === 0) refuse('invalid_requirement', 'the option has nothing to pay');
+  const total = legs.reduce((s, l) => s + l.amount, 0n);
+  if (total !== parseAmount(option.totalAmount, decimals)) {
+    refuse('invalid_requirement', 'the splits do not add up to totalAmount');
+  }
   return { mint: option.mint, legs };
 }
 

@@ -103,6 +103,7 @@ describe('solanaWallet', () => {
     const w = solanaWallet({ secretKey: key.secretKey, rpcUrl: sb.url, pollIntervalMs: 20 });
     const same = (await generateKeyPairSigner()).address;
     const opt = option({
+      totalAmount: '0.35',
       splits: [
         { recipientType: 'provider', payTo: same, amount: '0.3' },
         { recipientType: 'platform', payTo: same, amount: '0.05' },
@@ -189,6 +190,7 @@ describe('solanaWallet', () => {
       [{ mint: provider }, 'invalid_requirement'],
       [{ mint: sb.otherMint }, 'invalid_requirement'],
       [{ decimals: 9 }, 'invalid_requirement'],
+      [{ totalAmount: '0.1' }, 'invalid_requirement'],
     ];
     for (const [patch, code] of cases) {
       await expect(w.pay(option(patch))).rejects.toMatchObject({ code });

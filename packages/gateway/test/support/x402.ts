@@ -4,7 +4,9 @@ import {
   type AcceptOption,
   buildPaymentProof,
   encodePaymentProof,
+  formatAmount,
   type PaymentRequirement,
+  parseAmount,
   selectPaymentOption,
 } from '@tollgate/protocol';
 
@@ -24,7 +26,10 @@ export async function payFor(
   alter: (o: AcceptOption) => AcceptOption = (o) => o,
 ): Promise<{ header: string; tx: string; option: AcceptOption }> {
   const option = selectPaymentOption(requirement, wallet.chain);
-  const tx = await wallet.pay(alter(option));
+  // An altered option stays self-consistent (wallets refuse splits that don't add up).
+  const altered = alter(option);
+  const total = altered.splits.reduce((sum, s) => sum + parseAmount(s.amount, altered.decimals), 0n);
+  const tx = await wallet.pay({ ...altered, totalAmount: formatAmount(total, altered.decimals) });
   const header = encodePaymentProof(
     buildPaymentProof(requirement, option, { payer: wallet.address, txHashOrDigest: tx }),
   );
