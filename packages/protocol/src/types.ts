@@ -89,6 +89,21 @@ export const USDC_SUI_COIN_TYPE =
   '0xdba34672e30cb065b1f93e3ab55318768fd6fef66c15942c9f7cb846e2f900e7::usdc::USDC';
 export const SPL_MEMO_PROGRAM = 'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr';
 
+/** Memo programs whose instructions count as a memo: SPL Memo, then Memo v1. */
+export const SOLANA_MEMO_PROGRAMS: readonly string[] = [
+  SPL_MEMO_PROGRAM,
+  'Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo',
+];
+/** The classic SPL Token program and Token-2022. */
+export const SPL_TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
+export const SPL_TOKEN_2022_PROGRAM = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
+export const SOLANA_TOKEN_PROGRAMS: readonly string[] = [SPL_TOKEN_PROGRAM, SPL_TOKEN_2022_PROGRAM];
+
+/** What `getGenesisHash` answers on Solana mainnet-beta. */
+export const SOLANA_MAINNET_GENESIS_HASH = '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d';
+/** Sui mainnet's chain identifier (as gRPC `GetServiceInfo` reports it). */
+export const SUI_MAINNET_CHAIN_ID = '4btiuiMPvEENsttpZC7CZ53DruC3MAgfznDbASZ7DR6S';
+
 /** The memo the payer must put on-chain for a requirement's nonce. */
 export function memoForNonce(nonce: string): string {
   return `tollgate:v1:${nonce}`;

@@ -30,16 +30,13 @@ import type { AcceptOption, ProtocolErrorCode } from '@tollgate/protocol';
 import {
   ProtocolError,
   parseAmount,
+  SOLANA_TOKEN_PROGRAMS,
   SPL_MEMO_PROGRAM,
   USDC_DECIMALS,
   USDC_SOLANA_MINT,
 } from '@tollgate/protocol';
 import type { PaymentWallet } from './wallet.ts';
 
-const TOKEN_PROGRAMS = [
-  'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
-  'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb',
-];
 /** x402's limit; our memos are ~50 bytes. */
 const MAX_MEMO_BYTES = 256;
 
@@ -185,7 +182,7 @@ export function solanaWallet(opts: SolanaWalletOptions): PaymentWallet {
     const { mint, legs } = paid;
     const mintAccount = await rpc.getAccountInfo(mint, { encoding: 'base64' }).send({ abortSignal: signal });
     const tokenProgram = mintAccount.value?.owner;
-    if (!tokenProgram || !TOKEN_PROGRAMS.includes(tokenProgram)) {
+    if (!tokenProgram || !SOLANA_TOKEN_PROGRAMS.includes(tokenProgram)) {
       refuse('invalid_requirement', `mint ${mint} is not an SPL token mint on this chain`);
     }
     const [source] = await findAssociatedTokenPda({ owner: payer.address, mint, tokenProgram });

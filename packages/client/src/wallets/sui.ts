@@ -9,7 +9,13 @@ import { SuiGrpcClient } from '@mysten/sui/grpc';
 import { Transaction, TransactionDataBuilder } from '@mysten/sui/transactions';
 import { isValidSuiAddress, normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils';
 import type { AcceptOption, ProtocolErrorCode } from '@tollgate/protocol';
-import { ProtocolError, parseAmount, USDC_DECIMALS, USDC_SUI_COIN_TYPE } from '@tollgate/protocol';
+import {
+  ProtocolError,
+  parseAmount,
+  SUI_MAINNET_CHAIN_ID,
+  USDC_DECIMALS,
+  USDC_SUI_COIN_TYPE,
+} from '@tollgate/protocol';
 import type { SuiSecretKey } from './sui-keys.ts';
 import { suiSignerFrom } from './sui-keys.ts';
 import type { PaymentWallet } from './wallet.ts';
@@ -17,7 +23,6 @@ import type { PaymentWallet } from './wallet.ts';
 export { loadSuiKeyFile, parseSuiKeyFile, type SuiSecretKey } from './sui-keys.ts';
 
 /** Chain id (genesis checkpoint digest) of Sui mainnet, as GetServiceInfo reports it. */
-const MAINNET_CHAIN_ID = '4btiuiMPvEENsttpZC7CZ53DruC3MAgfznDbASZ7DR6S';
 const MAX_MEMO_BYTES = 256;
 /** Sui allows a few hundred object inputs; this many coins is already a wallet to tidy up. */
 const MAX_COINS = 200;
@@ -111,7 +116,7 @@ export function suiWallet(opts: SuiWalletOptions): PaymentWallet {
       refuse('unsupported_chain', `this wallet pays on ${opts.network}, not ${option.network}`);
     }
     const { chainIdentifier } = await client.core.getChainIdentifier({ signal });
-    const onMainnet = chainIdentifier === MAINNET_CHAIN_ID;
+    const onMainnet = chainIdentifier === SUI_MAINNET_CHAIN_ID;
     if (onMainnet !== (option.network === 'mainnet')) {
       refuse('unsupported_chain', `the node at ${opts.rpcUrl} is not on ${option.network}`);
     }

@@ -4,16 +4,18 @@
  * instructions. Shapes follow Agave's solana-transaction-status parsers.
  */
 import { getBase58Decoder } from '@solana/kit';
-import { formatAmount } from '@tollgate/protocol';
+import {
+  formatAmount,
+  SOLANA_MEMO_PROGRAMS,
+  SPL_TOKEN_2022_PROGRAM,
+  SPL_TOKEN_PROGRAM,
+} from '@tollgate/protocol';
 
 export const SYSTEM_PROGRAM = '11111111111111111111111111111111';
-export const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
-export const TOKEN_2022_PROGRAM = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
+export const TOKEN_PROGRAM = SPL_TOKEN_PROGRAM;
+export const TOKEN_2022_PROGRAM = SPL_TOKEN_2022_PROGRAM;
 export const ATA_PROGRAM = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL';
-export const MEMO_PROGRAMS = [
-  'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr',
-  'Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo',
-];
+export const MEMO_PROGRAMS = SOLANA_MEMO_PROGRAMS;
 
 const TOKEN_ACCOUNT_LEN = 165;
 const MINT_LEN = 82;

@@ -5,16 +5,11 @@
  * instructions), memos only from top-level instructions of the real memo programs.
  * Accepts numbers or bigints wherever mainnet sends integers (@solana/kit upcasts).
  */
+import { SOLANA_MEMO_PROGRAMS, SOLANA_TOKEN_PROGRAMS } from '@tollgate/protocol';
 import type { ObservedTransaction } from '../chain.ts';
 
-export const SOLANA_MEMO_PROGRAMS: readonly string[] = [
-  'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr',
-  'Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo',
-];
-export const SOLANA_TOKEN_PROGRAMS: readonly string[] = [
-  'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
-  'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb',
-];
+export { SOLANA_MEMO_PROGRAMS, SOLANA_TOKEN_PROGRAMS };
+
 const TRANSFER_TYPES = new Set(['transfer', 'transferChecked', 'transferCheckedWithFee']);
 /** Stands for an authority we could not read: never equal to a payer, so decide() rejects. */
 export const UNKNOWN_AUTHORITY = '<unknown>';

@@ -4,7 +4,7 @@
  */
 import type { Signature } from '@solana/kit';
 import { createSolanaRpc, isSignature } from '@solana/kit';
-import { USDC_SOLANA_MINT } from '@tollgate/protocol';
+import { SOLANA_MAINNET_GENESIS_HASH, USDC_SOLANA_MINT } from '@tollgate/protocol';
 import type { ObservedTransaction, TransactionSource } from '../chain.ts';
 import { ChainUnavailableError } from '../chain.ts';
 import { normaliseSolanaTransaction } from './normalise.ts';
@@ -30,8 +30,7 @@ export interface SolanaSourceOptions {
   expectedGenesisHash?: string;
 }
 
-/** What `getGenesisHash` answers on Solana mainnet-beta. */
-export const SOLANA_MAINNET_GENESIS_HASH = '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d';
+export { SOLANA_MAINNET_GENESIS_HASH };
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{64,88}$/;

@@ -6,13 +6,14 @@
 import { TransactionError } from '@mysten/sui/client';
 import { GrpcStatusCode, RpcError, SuiGrpcClient } from '@mysten/sui/grpc';
 import { isValidTransactionDigest, normalizeStructTag } from '@mysten/sui/utils';
+/** Chain id (genesis checkpoint digest) that GetServiceInfo reports on Sui mainnet. */
+import { SUI_MAINNET_CHAIN_ID } from '@tollgate/protocol';
 import type { ObservedTransaction, TransactionSource } from '../chain.ts';
 import { ChainUnavailableError } from '../chain.ts';
 import type { SuiTransactionResult } from './normalise.ts';
 import { normaliseSuiTransaction } from './normalise.ts';
 
-/** Chain id (genesis checkpoint digest) that GetServiceInfo reports on Sui mainnet. */
-export const SUI_MAINNET_CHAIN_ID = '4btiuiMPvEENsttpZC7CZ53DruC3MAgfznDbASZ7DR6S';
+export { SUI_MAINNET_CHAIN_ID };
 
 const INCLUDE = { balanceChanges: true, effects: true, bcs: true } as const;
 
