@@ -24,13 +24,20 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   model_not_found: 404,
   internal_error: 500,
+  service_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
 
 /** Raised only by client helpers, never by the server. */
-export const CLIENT_ERROR_CODES = ['unsupported_chain', 'payment_limit_exceeded', 'payment_failed'] as const;
+export const CLIENT_ERROR_CODES = [
+  'unsupported_chain',
+  'payment_limit_exceeded',
+  'payment_failed',
+  'quote_expired',
+  'network_mismatch',
+] as const;
 export type ClientErrorCode = (typeof CLIENT_ERROR_CODES)[number];
 
 /** Codes for malformed protocol values (amounts, proofs). */
