@@ -1,9 +1,10 @@
 /**
  * Wallet sign-in (DESIGN §4.8): issue a one-time challenge, then trade a signed
- * challenge for an access token. The signature is checked before the challenge
- * is consumed, so a forged attempt cannot burn somebody else's challenge; the
- * consume itself is one atomic store write, so a message works at most once
- * across every gateway process.
+ * challenge for an access token. The message is compared with the issued one
+ * and the signature checked before the challenge is consumed, so neither a wrong
+ * message nor a forged signature can burn somebody else's challenge; the consume
+ * itself is one atomic store write, so a message works at most once across every
+ * gateway process.
  */
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.ts';
@@ -89,16 +90,23 @@ export async function completeSignIn(
   if (!Number.isFinite(expiresAtMs)) throw fail('message_mismatch');
   if (expiresAtMs <= deps.now()) throw fail('challenge_expired');
 
+  // Every check that needs no signature runs against the issued challenge before anything
+  // is consumed: a wrong message (a client bug, or someone who saw the nonce) fails
+  // without burning the challenge its real owner is about to use.
+  const issued = await deps.store.auth.openChallenge(parsed.nonce, deps.now());
+  if (!issued) throw fail('challenge_not_found');
+  if (issued.chain !== input.chain || issued.address !== input.address) throw fail('address_mismatch');
+  if (issued.message !== input.message) throw fail('message_mismatch');
+
   if (!(await verifySignInSignature(input.chain, input.message, input.signature, input.address))) {
     throw fail('bad_signature');
   }
 
+  // Everything verified: consume atomically (exactly one concurrent caller, in any process,
+  // wins), still bound to the message we compared.
   const nowMs = deps.now();
-  const challenge = await deps.store.auth.consumeChallenge(parsed.nonce, nowMs);
+  const challenge = await deps.store.auth.consumeChallenge(parsed.nonce, nowMs, input.message);
   if (!challenge) throw fail('challenge_not_found');
-  if (challenge.message !== input.message) throw fail('message_mismatch');
-  if (challenge.chain !== input.chain || challenge.address !== input.address) throw fail('address_mismatch');
-  if (challenge.expiresAtMs <= nowMs) throw fail('challenge_expired');
 
   const owner: Owner = { chain: input.chain, address: input.address };
   const accessToken = newAccessToken();

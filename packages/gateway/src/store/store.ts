@@ -227,10 +227,16 @@ export interface Session {
 export interface AuthRepo {
   putChallenge(c: AuthChallenge): Promise<void>;
   /**
-   * Atomically marks the challenge used and returns it; null if unknown, already
-   * used, or expired at `nowMs`. Exactly one of concurrent callers gets it.
+   * The challenge if it is still open (unused, not expired at `nowMs`), without
+   * consuming it; null otherwise. Lets sign-in run its checks before it consumes.
    */
-  consumeChallenge(nonce: string, nowMs: number): Promise<AuthChallenge | null>;
+  openChallenge(nonce: string, nowMs: number): Promise<AuthChallenge | null>;
+  /**
+   * Atomically marks the challenge used and returns it; null if unknown, already
+   * used, expired at `nowMs`, or (when `message` is given) issued with another
+   * message. Exactly one of concurrent callers gets it.
+   */
+  consumeChallenge(nonce: string, nowMs: number, message?: string): Promise<AuthChallenge | null>;
   createSession(s: Session): Promise<void>;
   /** The live (not revoked, not expired) session for a token hash. */
   session(tokenHash: string, nowMs: number): Promise<Session | null>;

@@ -173,6 +173,42 @@ describe('sign-in verify', () => {
     expect(res.body.reason).toBe('message_mismatch');
   });
 
+  it('does not burn the challenge when the signed message differs from the issued one', async () => {
+    const w = await solanaWallet();
+    const c = await challenge(w);
+    // A client bug (or anyone who saw the nonce) signs a different text carrying the same nonce.
+    for (const wrong of [
+      c.message.replace(/Expiration Time: .*$/, 'Expiration Time: 2999-01-01T00:00:00.000Z'),
+      `${c.message}\n`,
+      c.message.replace('Version: 1', 'Version: 2'),
+    ]) {
+      const res = await verify(w, wrong, await w.sign(wrong));
+      expect(res.status).toBe(401);
+      expect(res.body.reason).toBe('message_mismatch');
+    }
+    const ok = await verify(w, c.message, await w.sign(c.message));
+    expect(ok.status).toBe(200);
+    // The correct verify consumed it: the same message and signature fail afterwards.
+    const again = await verify(w, c.message, await w.sign(c.message));
+    expect(again.status).toBe(401);
+    expect(again.body.reason).toBe('challenge_not_found');
+  });
+
+  it("does not let someone who saw the nonce burn another address's challenge", async () => {
+    for (const make of [() => solanaWallet(), async () => suiWallet()]) {
+      const victim = await make();
+      const attacker = await make();
+      const c = await challenge(victim);
+      // The attacker puts their own address (and a valid signature of theirs) around the victim's nonce.
+      const stolen = c.message.replace(`\n${victim.address}\n`, `\n${attacker.address}\n`);
+      expect(stolen).not.toBe(c.message);
+      const res = await verify(attacker, stolen, await attacker.sign(stolen));
+      expect(res.status).toBe(401);
+      expect(['address_mismatch', 'message_mismatch']).toContain(res.body.reason);
+      expect((await verify(victim, c.message, await victim.sign(c.message))).status).toBe(200);
+    }
+  });
+
   it('refuses a challenge issued to another address', async () => {
     const victim = await solanaWallet();
     const attacker = await solanaWallet();

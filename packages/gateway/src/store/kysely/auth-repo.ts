@@ -36,16 +36,27 @@ export function authRepo(backend: Backend): AuthRepo {
       );
     },
 
-    async consumeChallenge(nonce, nowMs) {
-      // One conditional UPDATE: of concurrent callers (any process) exactly one sees the row.
+    async openChallenge(nonce, nowMs) {
       const r = await db
+        .selectFrom('auth_challenges')
+        .selectAll()
+        .where('nonce', '=', nonce)
+        .where('used', '=', false)
+        .where('expires_at_ms', '>', nowMs)
+        .executeTakeFirst();
+      return r ? toChallenge(r) : null;
+    },
+
+    async consumeChallenge(nonce, nowMs, message) {
+      // One conditional UPDATE: of concurrent callers (any process) exactly one sees the row.
+      let q = db
         .updateTable('auth_challenges')
         .set({ used: true })
         .where('nonce', '=', nonce)
         .where('used', '=', false)
-        .where('expires_at_ms', '>', nowMs)
-        .returningAll()
-        .executeTakeFirst();
+        .where('expires_at_ms', '>', nowMs);
+      if (message !== undefined) q = q.where('message', '=', message);
+      const r = await q.returningAll().executeTakeFirst();
       return r ? toChallenge(r) : null;
     },
 

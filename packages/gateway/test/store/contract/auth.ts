@@ -48,6 +48,28 @@ export function authContract(get: () => Store): void {
       expect(await s.auth.consumeChallenge(c.nonce, c.expiresAtMs - 1)).toEqual(c);
     });
 
+    it('shows an open challenge without consuming it', async () => {
+      const s = get();
+      const c = challenge();
+      await s.auth.putChallenge(c);
+      expect(await s.auth.openChallenge(c.nonce, T0 + 1)).toEqual(c);
+      expect(await s.auth.openChallenge(c.nonce, T0 + 1)).toEqual(c);
+      expect(await s.auth.openChallenge(c.nonce, c.expiresAtMs)).toBeNull();
+      expect(await s.auth.openChallenge('unknown-nonce', T0)).toBeNull();
+      expect(await s.auth.consumeChallenge(c.nonce, T0 + 2)).toEqual(c);
+      expect(await s.auth.openChallenge(c.nonce, T0 + 3)).toBeNull();
+    });
+
+    it('consumes only with the issued message when one is given', async () => {
+      const s = get();
+      const c = challenge();
+      await s.auth.putChallenge(c);
+      expect(await s.auth.consumeChallenge(c.nonce, T0 + 1, `${c.message} `)).toBeNull();
+      expect(await s.auth.openChallenge(c.nonce, T0 + 1)).toEqual(c);
+      expect(await s.auth.consumeChallenge(c.nonce, T0 + 1, c.message)).toEqual(c);
+      expect(await s.auth.consumeChallenge(c.nonce, T0 + 2, c.message)).toBeNull();
+    });
+
     it('refuses a duplicate challenge nonce', async () => {
       const s = get();
       const c = challenge();
