@@ -229,7 +229,9 @@ export function createPaymentGate(d: GateDeps) {
           'unsupported_chain',
           'the proof names a chain or network that was not offered',
         );
-      if (requestHashFor(claims, req) !== proof.requestHash) {
+      // The token names the one request it was issued for; a proof re-hashed for another
+      // request fails here even though its own hash would be self-consistent.
+      if (proof.requestHash !== claims.requestHash || requestHashFor(claims, req) !== claims.requestHash) {
         return challenge(quote, req, 'request_mismatch', 'the request differs from the one that was quoted');
       }
 

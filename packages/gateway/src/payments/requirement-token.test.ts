@@ -9,6 +9,7 @@ const claims: RequirementClaims = {
   scheme: 'exact_split',
   subject: 'ep:ep_1',
   nonce: 'q3v9Jm2yXQ7pS0bT1cW8eA',
+  requestHash: 'ab'.repeat(32),
   issuedAtMs: 1_795_000_000_000,
   expiresAtMs: 1_795_000_300_000,
   price: 10_000n,

@@ -29,6 +29,11 @@ export interface RequirementClaims {
   /** What was priced: `ep:<endpointId>` on the marketplace, `inf:<route>:<model>` on inference. */
   subject: string;
   nonce: string;
+  /**
+   * The requestHash of the one request this requirement was issued for. Signed in, so a
+   * proof cannot be re-hashed for another query or body by whoever holds it (DESIGN §4.5).
+   */
+  requestHash: string;
   issuedAtMs: number;
   expiresAtMs: number;
   price: bigint;
@@ -44,6 +49,7 @@ type Wire = {
   s: 'exact_split' | 'exact';
   u: string;
   n: string;
+  h: string;
   i: number;
   e: number;
   p: string;
@@ -88,6 +94,7 @@ export function createRequirementTokens(ring: DerivedKey[]) {
       // Same fields and order as Wire; JSON.stringify of each scalar keeps it valid JSON.
       const json =
         `{"s":${JSON.stringify(c.scheme)},"u":${JSON.stringify(c.subject)},"n":${JSON.stringify(c.nonce)}` +
+        `,"h":${JSON.stringify(c.requestHash)}` +
         `,"i":${c.issuedAtMs},"e":${c.expiresAtMs},"p":"${c.price}","f":"${c.fee}","o":${options}}`;
       const signed = `r1.${current.kid}.${Buffer.from(json).toString('base64url')}`;
       return `${signed}.${mac(current.kid, signed).toString('base64url')}`;
@@ -108,12 +115,15 @@ export function createRequirementTokens(ring: DerivedKey[]) {
       // Authentic: we wrote it, but parse defensively anyway.
       try {
         const w = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Wire;
+        // Tokens from before the request was signed in bind nothing: refuse them.
+        if (typeof w.h !== 'string') return { ok: false, reason: 'requirement_malformed' };
         return {
           ok: true,
           claims: {
             scheme: w.s,
             subject: w.u,
             nonce: w.n,
+            requestHash: w.h,
             issuedAtMs: w.i,
             expiresAtMs: w.e,
             price: BigInt(w.p),

@@ -57,7 +57,11 @@ export function toAcceptOption(o: QuotedOption): AcceptOption {
 }
 
 /** The request hash for a request under a set of claims (issue time and retry use the same function). */
-export function requestHashFor(claims: RequirementClaims, req: RequestFacts, expiresAt?: string): string {
+export function requestHashFor(
+  claims: Omit<RequirementClaims, 'requestHash'>,
+  req: RequestFacts,
+  expiresAt?: string,
+): string {
   return computeRequestHash({
     scheme: claims.scheme,
     method: req.method,
@@ -114,7 +118,7 @@ export function issueRequirement(
 ): { body: PaymentRequirement; claims: RequirementClaims } {
   const nonce = newNonce();
   const memo = memoForNonce(nonce);
-  const claims: RequirementClaims = {
+  const unbound = {
     scheme: quote.scheme,
     subject: quote.subject,
     nonce,
@@ -124,7 +128,8 @@ export function issueRequirement(
     fee: quote.fee,
     options: quote.options.map((o) => ({ ...o, memo })),
   };
-  const expiresAt = new Date(claims.expiresAtMs).toISOString();
+  const expiresAt = new Date(unbound.expiresAtMs).toISOString();
+  const claims: RequirementClaims = { ...unbound, requestHash: requestHashFor(unbound, req, expiresAt) };
   const body: PaymentRequirement = {
     error: 'payment_required',
     x402Version: 1,
@@ -133,7 +138,7 @@ export function issueRequirement(
     description: quote.description,
     expiresAt,
     nonce,
-    requestHash: requestHashFor(claims, req, expiresAt),
+    requestHash: claims.requestHash,
     paymentRequirementId: tokens.sign(claims, quote.options),
     accepts: acceptsOf(quote, memo),
     ...(quote.cost ? { cost: quote.cost } : {}),

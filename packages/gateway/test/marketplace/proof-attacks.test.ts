@@ -2,7 +2,14 @@
  * Attacks on the payment proof. Each one must end in a refusal that moves nothing:
  * no upstream call, no redemption burnt, and never a 500.
  */
-import { encodePaymentProof, type PaymentProof, type PaymentRequirement } from '@tollgate/protocol';
+import {
+  computeRequestHash,
+  EMPTY_BODY_SHA256,
+  encodePaymentProof,
+  type PaymentProof,
+  type PaymentRequirement,
+  parseAmount,
+} from '@tollgate/protocol';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
@@ -29,6 +36,44 @@ async function expectRejected(res: Response, reason: string): Promise<PaymentReq
 }
 
 describe('proof attacks', () => {
+  for (const chain of ['solana', 'sui'] as const) {
+    it(`refuses a stolen ${chain} proof re-hashed for another query, and it stays good for its own`, async () => {
+      const wallet = await h.newPayer(chain);
+      const mine = `${itemsUrl}?city=Oslo`;
+      const { requirement } = await challenge(mine);
+      const { header } = await payFor(wallet, requirement);
+      // The thief knows every input of requestHash from the 402 and the proof: recompute it
+      // for their own query and send the stolen payment first.
+      const stolen = decode(header);
+      const theirs = `/p/${h.project.slug}/items?city=Paris`;
+      const forged = computeRequestHash({
+        scheme: requirement.scheme,
+        method: 'GET',
+        path: theirs,
+        bodySha256: EMPTY_BODY_SHA256,
+        price: parseAmount(requirement.accepts[0]!.splits[0]!.amount, 6),
+        fee: parseAmount(requirement.accepts[0]!.splits[1]!.amount, 6),
+        accepts: requirement.accepts.map((a) => ({
+          chain: a.chain,
+          network: a.network,
+          asset: a.asset,
+          splits: a.splits.map((s) => ({ ...s, amount: parseAmount(s.amount, 6) })),
+        })),
+        nonce: requirement.nonce,
+        expiresAt: requirement.expiresAt,
+      });
+      const before = h.upstream.calls('/base/items').length;
+      const thief = await fetch(
+        `${h.baseUrl}${theirs}`,
+        withPayment({}, reencode({ ...stolen, requestHash: forged })),
+      );
+      await expectRejected(thief, 'request_mismatch');
+      expect(h.upstream.calls('/base/items').length).toBe(before);
+      const owner = await fetch(mine, withPayment({}, header));
+      expect(owner.status).toBe(200);
+    });
+  }
+
   it('replays the stored response for the same proof, calling the upstream once', async () => {
     const wallet = await h.newPayer('solana');
     const { requirement } = await challenge(itemsUrl);
