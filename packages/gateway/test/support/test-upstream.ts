@@ -14,7 +14,11 @@ export type UpstreamMode =
   | 'redirect'
   | 'stall_body'
   | 'big'
-  | 'chunked';
+  | 'chunked'
+  /** Answers `status` with a small JSON body (408, 429, 404, ...). */
+  | 'status'
+  /** Streams `slowChunks` chunks of unknown total length, one every `delayMs`. */
+  | 'slow_chunked';
 
 export interface Received {
   method: string;
@@ -26,8 +30,12 @@ export interface Received {
 export interface TestUpstream {
   url: string;
   mode: UpstreamMode;
-  /** Delay before answering in 'ok' mode, ms. */
+  /** Delay before answering in 'ok' mode (between chunks in 'slow_chunked'), ms. */
   delayMs: number;
+  /** Status sent in 'status' mode. */
+  status: number;
+  /** Chunks sent in 'slow_chunked' mode. */
+  slowChunks: number;
   received: Received[];
   /** Requests for paths other than the health probe. */
   calls(path?: string): Received[];
@@ -40,6 +48,8 @@ export async function startTestUpstream(): Promise<TestUpstream> {
     url: '',
     mode: 'ok',
     delayMs: 0,
+    status: 200,
+    slowChunks: 5,
     received: [],
     calls(path) {
       return up.received.filter((r) => r.url !== '/' && (path === undefined || r.url.split('?')[0] === path));
@@ -87,6 +97,25 @@ export async function startTestUpstream(): Promise<TestUpstream> {
           res.writeHead(200, { 'content-type': 'text/plain' });
           res.write('first part;');
           setTimeout(() => res.end('second part'), 20);
+          return;
+        }
+        case 'status':
+          res.writeHead(up.status, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ status: up.status }));
+          return;
+        case 'slow_chunked': {
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          let sent = 0;
+          const next = () => {
+            if (res.destroyed) return;
+            sent += 1;
+            if (sent >= up.slowChunks) res.end(`chunk${sent};`);
+            else {
+              res.write(`chunk${sent};`);
+              setTimeout(next, up.delayMs);
+            }
+          };
+          next();
           return;
         }
         case 'big': {
