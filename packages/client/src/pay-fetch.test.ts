@@ -182,3 +182,95 @@ describe('payFetch', () => {
     expect(w.paid).toHaveLength(1);
   });
 });
+
+const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
+
+describe('payFetch: quotes about to expire', () => {
+  it('refuses a quote that expires within the safety margin, after asking once for a fresh one', async () => {
+    const s = server(() => json(402, requirement({ expiresAt: inMs(10_000) })));
+    const w = wallet();
+    const err = await payFetch(s.fetchImpl, { wallets: [w] })('http://gw/x').catch((e) => e);
+    expect(err).toBeInstanceOf(ProtocolError);
+    expect(err.code).toBe('quote_expired');
+    expect(err.message).toMatch(/expires/);
+    expect(w.paid).toHaveLength(0);
+    expect(s.seen.map((r) => r.payment)).toEqual([null, null]);
+  });
+
+  it('refuses a quote that has already expired', async () => {
+    const s = server(() => json(402, requirement({ expiresAt: inMs(-1_000) })));
+    const w = wallet();
+    await expect(payFetch(s.fetchImpl, { wallets: [w] })('http://gw/x')).rejects.toMatchObject({
+      code: 'quote_expired',
+    });
+    expect(w.paid).toHaveLength(0);
+  });
+
+  it('pays the fresh quote when the first one was about to expire', async () => {
+    const s = server(
+      () => json(402, requirement({ expiresAt: inMs(5_000) })),
+      () => json(402, requirement({ expiresAt: inMs(300_000), nonce: 'nonce-2' })),
+      () => json(200, { ok: true }),
+    );
+    const w = wallet();
+    const res = await payFetch(s.fetchImpl, { wallets: [w] })('http://gw/x');
+    expect(res.status).toBe(200);
+    expect(w.paid).toHaveLength(1);
+    expect(decodePaymentProof(s.seen[2]!.payment).nonce).toBe('nonce-2');
+  });
+
+  it('pays a short quote when the caller lowers minQuoteLifetimeMs', async () => {
+    const s = server(
+      () => json(402, requirement({ expiresAt: inMs(10_000) })),
+      () => json(200, { ok: true }),
+    );
+    const w = wallet();
+    const res = await payFetch(s.fetchImpl, { wallets: [w], minQuoteLifetimeMs: 5_000 })('http://gw/x');
+    expect(res.status).toBe(200);
+    expect(w.paid).toHaveLength(1);
+  });
+});
+
+/** A requirement whose one option costs `total` USDC (all to the provider). */
+const priced = (total: string) => {
+  const r = requirement();
+  r.accepts[0] = {
+    ...r.accepts[0]!,
+    totalAmount: total,
+    splits: [{ recipientType: 'provider', payTo: 'P', amount: total }],
+  };
+  return r;
+};
+
+describe('payFetch: spending cap', () => {
+  it('caps one request at 0.10 USDC when the caller sets no maxPerRequest', async () => {
+    const w = wallet();
+    const pay = payFetch(server(() => json(402, priced('0.100001'))).fetchImpl, { wallets: [w] });
+    await expect(pay('http://gw/x')).rejects.toMatchObject({
+      code: 'payment_limit_exceeded',
+      message: expect.stringMatching(/limit 0\.10 USDC \(the default/),
+    });
+    expect(w.paid).toHaveLength(0);
+  });
+
+  it('pays exactly the default cap', async () => {
+    const w = wallet();
+    const s = server(
+      () => json(402, priced('0.1')),
+      () => json(200, {}),
+    );
+    expect((await payFetch(s.fetchImpl, { wallets: [w] })('http://gw/x')).status).toBe(200);
+    expect(w.paid).toHaveLength(1);
+  });
+
+  it('pays any price only when the caller opts out with maxPerRequest: null', async () => {
+    const w = wallet();
+    const s = server(
+      () => json(402, priced('25')),
+      () => json(200, {}),
+    );
+    const pay = payFetch(s.fetchImpl, { wallets: [w], maxPerRequest: null });
+    expect((await pay('http://gw/x')).status).toBe(200);
+    expect(pay.spent).toBe(25_000_000n);
+  });
+});

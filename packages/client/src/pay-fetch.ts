@@ -19,6 +19,8 @@ import type { PaymentWallet } from './wallets/wallet.ts';
 
 export type PayEvent =
   | { type: 'challenge'; url: string; requirement: PaymentRequirement }
+  /** The quote expires within `minQuoteLifetimeMs`: asking once for a fresh one (nothing paid). */
+  | { type: 'requote'; expiresAt: string }
   | { type: 'paying'; option: AcceptOption; wallet: string }
   | { type: 'paid'; txHashOrDigest: string; option: AcceptOption }
   | { type: 'retry'; attempt: number; reason: string; delayMs: number }
@@ -27,10 +29,20 @@ export type PayEvent =
 export interface PayFetchOptions {
   /** Wallets in order of preference; the first whose chain is offered pays. */
   wallets: PaymentWallet[];
-  /** Refuse to pay more than this per request (decimal USDC, e.g. "0.05"). */
-  maxPerRequest?: string;
+  /**
+   * Refuse to pay more than this per request (decimal USDC, e.g. "0.05"). Default
+   * {@link DEFAULT_MAX_PER_REQUEST} ("0.10"); `null` removes the cap (say so explicitly).
+   */
+  maxPerRequest?: string | null;
   /** Refuse to pay more than this in total over the life of this payFetch (decimal USDC). */
   maxPerSession?: string;
+  /**
+   * Never pay a quote that expires sooner than this, ms (default 30 000): the transaction
+   * must land before `expiresAt`, or the gateway refuses it (`transaction_too_late`) and the
+   * money is gone. A quote that is too short is asked for again once (unpaid); if the fresh
+   * one is short too, the call throws `quote_expired` and nothing is paid.
+   */
+  minQuoteLifetimeMs?: number;
   /** How many times to re-send the same proof while the payment is pending or the upstream failed. */
   maxRetries?: number;
   /** Upper bound for one wait between retries, ms. */
@@ -46,6 +58,11 @@ export interface PayFetch {
 
 type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
+/** The per-request cap when the caller sets none: a typo'd price or a hostile gateway costs at most this. */
+export const DEFAULT_MAX_PER_REQUEST = '0.10';
+/** The least lifetime a quote must have left to be paid, when the caller sets none. */
+export const DEFAULT_MIN_QUOTE_LIFETIME_MS = 30_000;
+
 const RETRY_CODES = new Set(['payment_pending', 'payment_in_progress', 'verification_unavailable']);
 
 /**
@@ -54,7 +71,9 @@ const RETRY_CODES = new Set(['payment_pending', 'payment_in_progress', 'verifica
  * const res = await pay('http://127.0.0.1:8402/p/demo/weather?city=Oslo');
  */
 export function payFetch(fetchImpl: FetchLike, opts: PayFetchOptions): PayFetch {
-  const maxPerRequest = opts.maxPerRequest === undefined ? null : parseAmount(opts.maxPerRequest, 6);
+  const maxPerRequestText = opts.maxPerRequest === undefined ? DEFAULT_MAX_PER_REQUEST : opts.maxPerRequest;
+  const maxPerRequest = maxPerRequestText === null ? null : parseAmount(maxPerRequestText, 6);
+  const minQuoteLifetimeMs = opts.minQuoteLifetimeMs ?? DEFAULT_MIN_QUOTE_LIFETIME_MS;
   const maxPerSession = opts.maxPerSession === undefined ? null : parseAmount(opts.maxPerSession, 6);
   const maxRetries = opts.maxRetries ?? 8;
   const maxDelay = opts.maxRetryDelayMs ?? 5000;
@@ -77,28 +96,54 @@ export function payFetch(fetchImpl: FetchLike, opts: PayFetchOptions): PayFetch 
       });
     };
 
-    const first = await send({});
-    if (first.status !== 402) return first;
-    let requirement: PaymentRequirement;
-    try {
-      requirement = parsePaymentRequirement(await first.clone().json());
-    } catch {
-      return first; // Not an x402 challenge we understand: hand it back untouched.
+    /** The unpaid request and its x402 challenge, or the answer to hand back when there is none. */
+    const quote = async (): Promise<Response | PaymentRequirement> => {
+      const res = await send({});
+      if (res.status !== 402) return res;
+      let requirement: PaymentRequirement;
+      try {
+        requirement = parsePaymentRequirement(await res.clone().json());
+      } catch {
+        return res; // Not an x402 challenge we understand: hand it back untouched.
+      }
+      emit({ type: 'challenge', url: request.url, requirement });
+      return requirement;
+    };
+
+    let quoted = await quote();
+    if (quoted instanceof Response) return quoted;
+    if (lifetimeLeft(quoted) < minQuoteLifetimeMs) {
+      // A quote that sat in a queue, or a slow first answer: one fresh quote costs nothing.
+      emit({ type: 'requote', expiresAt: quoted.expiresAt });
+      quoted = await quote();
+      if (quoted instanceof Response) return quoted;
     }
-    emit({ type: 'challenge', url: request.url, requirement });
+    const requirement = quoted;
 
     const { wallet, option } = choose(requirement, opts.wallets);
     const total = checkOption(option);
     if (maxPerRequest !== null && total > maxPerRequest) {
       throw new ProtocolError(
         'payment_limit_exceeded',
-        `price ${option.totalAmount} USDC exceeds the per-request limit ${opts.maxPerRequest}`,
+        `price ${option.totalAmount} USDC exceeds the per-request limit ${maxPerRequestText} USDC` +
+          (opts.maxPerRequest === undefined ? ' (the default; set maxPerRequest to change it)' : ''),
       );
     }
     if (maxPerSession !== null && spent + total > maxPerSession) {
       throw new ProtocolError(
         'payment_limit_exceeded',
         `paying ${option.totalAmount} USDC would exceed the session limit ${opts.maxPerSession}`,
+      );
+    }
+    // Checked last, right before the money moves.
+    const left = lifetimeLeft(requirement);
+    if (left < minQuoteLifetimeMs) {
+      throw new ProtocolError(
+        'quote_expired',
+        left <= 0
+          ? `the payment requirement expired at ${requirement.expiresAt}; nothing was paid`
+          : `the payment requirement expires in ${Math.round(left / 1000)} s (at ${requirement.expiresAt}), ` +
+              `less than the ${minQuoteLifetimeMs / 1000} s a payment needs to land; nothing was paid`,
       );
     }
 
@@ -125,6 +170,12 @@ export function payFetch(fetchImpl: FetchLike, opts: PayFetchOptions): PayFetch 
   };
   Object.defineProperty(pay, 'spent', { get: () => spent });
   return pay as PayFetch;
+}
+
+/** ms until the requirement expires (negative once expired; -Infinity when unreadable). */
+function lifetimeLeft(requirement: PaymentRequirement): number {
+  const at = Date.parse(requirement.expiresAt);
+  return Number.isNaN(at) ? Number.NEGATIVE_INFINITY : at - Date.now();
 }
 
 function choose(
