@@ -46,6 +46,9 @@ function wallet(chain: 'solana' | 'sui' = 'solana') {
       paid.push(option);
       return '5'.repeat(88);
     },
+    async chainIdentity() {
+      return 'a-sandbox-chain'; // not mainnet's: the options here are on localnet
+    },
   };
   return w;
 }

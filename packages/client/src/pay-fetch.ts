@@ -15,6 +15,7 @@ import {
   parseAmount,
   parsePaymentRequirement,
 } from '@tollgate/protocol';
+import { assertNetwork } from './wallets/network.ts';
 import type { PaymentWallet } from './wallets/wallet.ts';
 
 export type PayEvent =
@@ -120,7 +121,7 @@ export function payFetch(fetchImpl: FetchLike, opts: PayFetchOptions): PayFetch 
     }
     const requirement = quoted;
 
-    const { wallet, option } = choose(requirement, opts.wallets);
+    const { wallet, option } = await choose(requirement, opts.wallets, init.signal ?? undefined);
     const total = checkOption(option);
     if (maxPerRequest !== null && total > maxPerRequest) {
       throw new ProtocolError(
@@ -178,14 +179,29 @@ function lifetimeLeft(requirement: PaymentRequirement): number {
   return Number.isNaN(at) ? Number.NEGATIVE_INFINITY : at - Date.now();
 }
 
-function choose(
+/**
+ * The first wallet (in the caller's order) whose chain is offered and whose node is on
+ * the offered network. Nothing is paid here; a wallet on the wrong network is skipped.
+ */
+async function choose(
   requirement: PaymentRequirement,
   wallets: PaymentWallet[],
-): { wallet: PaymentWallet; option: AcceptOption } {
+  signal?: AbortSignal,
+): Promise<{ wallet: PaymentWallet; option: AcceptOption }> {
+  let mismatch: ProtocolError | undefined;
   for (const wallet of wallets) {
     const option = requirement.accepts.find((a) => a.chain === wallet.chain);
-    if (option) return { wallet, option };
+    if (!option) continue;
+    try {
+      const identity = await wallet.chainIdentity(signal ? { signal } : {});
+      assertNetwork(option, identity, `the node of wallet ${wallet.address}`);
+      return { wallet, option };
+    } catch (e) {
+      if (!(e instanceof ProtocolError) || e.code !== 'network_mismatch') throw e;
+      mismatch ??= e;
+    }
   }
+  if (mismatch) throw mismatch;
   const offered = requirement.accepts.map((a) => a.chain).join(', ') || 'none';
   throw new ProtocolError(
     'unsupported_chain',

@@ -35,6 +35,7 @@ import {
   USDC_DECIMALS,
   USDC_SOLANA_MINT,
 } from '@tollgate/protocol';
+import { assertNetwork, cachedIdentity } from './network.ts';
 import type { PaymentWallet } from './wallet.ts';
 
 /** x402's limit; our memos are ~50 bytes. */
@@ -172,6 +173,7 @@ export function solanaWallet(opts: SolanaWalletOptions): PaymentWallet {
   const mints = new Map(Object.entries(opts.mints ?? { [USDC_SOLANA_MINT]: USDC_DECIMALS }));
   // Created on first use (WebCrypto is async); it also proves the two halves of the key match.
   let signer: Promise<KeyPairSigner> | undefined;
+  const chainIdentity = cachedIdentity((abortSignal) => rpc.getGenesisHash().send({ abortSignal }));
 
   async function instructions(
     payer: KeyPairSigner,
@@ -254,10 +256,12 @@ export function solanaWallet(opts: SolanaWalletOptions): PaymentWallet {
   return {
     chain: 'solana',
     address: walletAddress,
+    chainIdentity,
     async pay(option, payOpts = {}) {
       const { signal } = payOpts;
       const paid = legsOf(option, mints);
       signal?.throwIfAborted();
+      assertNetwork(option, await chainIdentity({ signal }), `the node at ${opts.rpcUrl}`);
       signer ??= createKeyPairSignerFromBytes(secretKey);
       const payer = await signer;
 

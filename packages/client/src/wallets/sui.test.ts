@@ -115,7 +115,7 @@ describe('suiWallet.pay on the sandbox chain', () => {
 
   it.each<[string, Partial<AcceptOption>, string]>([
     ['another chain', { chain: 'solana' }, 'unsupported_chain'],
-    ['another network', { network: 'mainnet' }, 'unsupported_chain'],
+    ['another network', { network: 'mainnet' }, 'network_mismatch'],
     ['no coin type', { coinType: undefined }, 'invalid_requirement'],
     [
       'a coin type the wallet does not pay in',
@@ -147,7 +147,7 @@ describe('suiWallet.pay on the sandbox chain', () => {
     sui.faucet(kp.toSuiAddress(), 5_000_000n);
     const wallet = suiWallet({ secretKey: kp, rpcUrl: sui.url });
     await expect(wallet.pay(option({ network: 'mainnet' }))).rejects.toMatchObject({
-      code: 'unsupported_chain',
+      code: 'network_mismatch',
     });
     expect(sui.balance(kp.toSuiAddress())).toBe(5_000_000n);
   });

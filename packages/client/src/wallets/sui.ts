@@ -9,20 +9,14 @@ import { SuiGrpcClient } from '@mysten/sui/grpc';
 import { Transaction, TransactionDataBuilder } from '@mysten/sui/transactions';
 import { isValidSuiAddress, normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils';
 import type { AcceptOption, ProtocolErrorCode } from '@tollgate/protocol';
-import {
-  ProtocolError,
-  parseAmount,
-  SUI_MAINNET_CHAIN_ID,
-  USDC_DECIMALS,
-  USDC_SUI_COIN_TYPE,
-} from '@tollgate/protocol';
+import { ProtocolError, parseAmount, USDC_DECIMALS, USDC_SUI_COIN_TYPE } from '@tollgate/protocol';
+import { assertNetwork, cachedIdentity } from './network.ts';
 import type { SuiSecretKey } from './sui-keys.ts';
 import { suiSignerFrom } from './sui-keys.ts';
 import type { PaymentWallet } from './wallet.ts';
 
 export { loadSuiKeyFile, parseSuiKeyFile, type SuiSecretKey } from './sui-keys.ts';
 
-/** Chain id (genesis checkpoint digest) of Sui mainnet, as GetServiceInfo reports it. */
 const MAX_MEMO_BYTES = 256;
 /** Sui allows a few hundred object inputs; this many coins is already a wallet to tidy up. */
 const MAX_COINS = 200;
@@ -111,15 +105,15 @@ export function suiWallet(opts: SuiWalletOptions): PaymentWallet {
     ]),
   );
 
+  const chainIdentity = cachedIdentity(
+    async (signal) => (await client.core.getChainIdentifier({ signal })).chainIdentifier,
+  );
+
   async function checkNetwork(option: AcceptOption, signal?: AbortSignal): Promise<void> {
     if (opts.network !== undefined && option.network !== opts.network) {
-      refuse('unsupported_chain', `this wallet pays on ${opts.network}, not ${option.network}`);
+      refuse('network_mismatch', `this wallet pays on ${opts.network}, not ${option.network}`);
     }
-    const { chainIdentifier } = await client.core.getChainIdentifier({ signal });
-    const onMainnet = chainIdentifier === SUI_MAINNET_CHAIN_ID;
-    if (onMainnet !== (option.network === 'mainnet')) {
-      refuse('unsupported_chain', `the node at ${opts.rpcUrl} is not on ${option.network}`);
-    }
+    assertNetwork(option, await chainIdentity({ signal }), `the node at ${opts.rpcUrl}`);
   }
 
   async function coinsFor(p: Payment, signal?: AbortSignal) {
@@ -169,6 +163,7 @@ export function suiWallet(opts: SuiWalletOptions): PaymentWallet {
   return {
     chain: 'sui',
     address: owner,
+    chainIdentity,
     async pay(option, payOpts = {}) {
       const { signal } = payOpts;
       const payment = paymentOf(option, coinTypes);
