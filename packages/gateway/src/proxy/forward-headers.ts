@@ -2,7 +2,8 @@
  * Header rules for forwarding (DESIGN §4.9, SPEC §4.2 rules 6–9).
  * Request side: strip payment, session, x-service-*, hop-by-hop and client-sent
  * forwarding headers, then add ours and the origin auth (which therefore always wins).
- * Response side: strip hop-by-hop and headers that would act on the gateway's own domain.
+ * Response side: strip hop-by-hop, headers that would act on the gateway's own domain, and
+ * the gateway's own headers (request id, receipts, x-tollgate-*), whatever their case.
  */
 
 export type OriginAuth =
@@ -43,7 +44,9 @@ const DROP_REQUEST = new Set([
 /**
  * The gateway serves every provider from one shared domain, so an origin must not be able
  * to set cookies there (session fixation / tossing), clear its storage, pin or redirect
- * its transport, or forge the gateway's payment receipt.
+ * its transport, or speak for the gateway: its request id, its payment receipt and 402
+ * headers (x402 v1 and v2 names) and every `x-tollgate-*` header (GATEWAY_PREFIX) are the
+ * gateway's alone (some of them also mark stored responses, e.g. not-retained).
  */
 const DROP_RESPONSE = new Set([
   ...HOP_BY_HOP,
@@ -53,8 +56,14 @@ const DROP_RESPONSE = new Set([
   'alt-svc',
   'strict-transport-security',
   'public-key-pins',
+  'x-request-id',
   'x-payment-response',
+  'payment-response',
+  'payment-required',
 ]);
+
+/** Headers under this (lower-case) prefix are the gateway's own; an origin never sets them. */
+const GATEWAY_PREFIX = 'x-tollgate-';
 
 export interface ForwardingContext {
   clientIp: string;
@@ -113,7 +122,7 @@ export function filterResponseHeaders(
     const value = upstream[name];
     if (value === undefined) continue;
     const key = name.toLowerCase();
-    if (DROP_RESPONSE.has(key) || nominated?.has(key)) continue;
+    if (DROP_RESPONSE.has(key) || key.startsWith(GATEWAY_PREFIX) || nominated?.has(key)) continue;
     out[key] = value;
   }
   return out;

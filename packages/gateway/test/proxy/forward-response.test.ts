@@ -4,6 +4,7 @@ import {
   CLIENT_ABORTED_CODE,
   classifyUpstreamError,
   createForwarder,
+  filterResponseHeaders,
   readCapped,
   UPSTREAM_TIMEOUT_CODE,
   UpstreamError,
@@ -58,6 +59,40 @@ describe('responses', () => {
     expect(r.headers['content-type']).toBe('application/json');
     expect(r.headers['x-ratelimit-remaining']).toBe('9');
     expect(body.toString()).toBe('{"created":true}');
+  });
+
+  it("strips the gateway's own headers (request id, receipts, x-tollgate-*) whatever their case", async () => {
+    const forged: Array<[string, string]> = [
+      ['X-Request-Id', 'req_spoofed'],
+      ['X-PAYMENT-RESPONSE', 'forged-v1-receipt'],
+      ['Payment-Response', 'forged-v2-receipt'],
+      ['PAYMENT-REQUIRED', 'forged-v2-requirement'],
+      ['X-Tollgate-Replay', 'true'],
+      ['x-tollgate-not-retained', '1'],
+      ['X-TOLLGATE-Whatever', 'x'],
+    ];
+    upstream().handle((_req, res) => {
+      const lines = ['content-type', 'text/plain', 'X-Tollgater', 'kept', 'x-requested-with', 'kept'];
+      for (const [name, value] of forged) lines.push(name, value);
+      res.writeHead(200, lines).end('ok');
+    });
+    const { r } = await roundTrip();
+    for (const [name] of forged) {
+      expect(r.headers, name).not.toHaveProperty(name.toLowerCase());
+      expect(r.headers, name).not.toHaveProperty(name);
+    }
+    expect(r.headers['x-tollgater']).toBe('kept');
+    expect(r.headers['x-requested-with']).toBe('kept');
+    expect(r.headers['content-type']).toBe('text/plain');
+
+    // The filter itself does not rely on the client library lower-casing names.
+    expect(
+      filterResponseHeaders({
+        ...Object.fromEntries(forged),
+        'Content-Type': 'text/plain',
+        'X-Tollgate': 'kept (no dash after the prefix)',
+      }),
+    ).toEqual({ 'content-type': 'text/plain', 'x-tollgate': 'kept (no dash after the prefix)' });
   });
 
   it('passes 4xx and 5xx statuses through as successful exchanges', async () => {
