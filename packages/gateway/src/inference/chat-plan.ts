@@ -5,7 +5,7 @@
  */
 import { ApiError } from '../errors.ts';
 import type { ModelEntry } from './catalogue.ts';
-import { type ChatMessage, type ChatRequest, contentText } from './chat-request.ts';
+import { type ChatMessage, type ChatRequest, partText } from './chat-request.ts';
 import { affordableOutputTokens, tokenPrice } from './pricing.ts';
 import type { Tokenizer } from './tokenizer.ts';
 
@@ -13,24 +13,68 @@ import type { Tokenizer } from './tokenizer.ts';
 const TOKENS_PER_MESSAGE = 3;
 const TOKENS_PER_NAME = 1;
 const REPLY_PRIMING = 3;
+/** Upstreams join content parts with a separator (vLLM: a newline): one token per part. */
+const TOKENS_PER_PART = 1;
+/**
+ * OpenAI renders tool definitions into the prompt; its cookbook counts 7 tokens per
+ * function and 12 to close the block on top of the names, descriptions and parameters.
+ * Those texts are counted here as the definitions' JSON, which is longer.
+ */
+const TOKENS_PER_TOOL = 7;
+const TOOLS_FRAMING = 12;
 
-/** Prompt tokens of a chat: framing + role + text of every message, plus tool and format definitions. */
+/** Request fields besides `messages` that reach the model's context. */
+export type PromptExtras = Pick<ChatRequest, 'tools' | 'tool_choice' | 'response_format' | 'stop'>;
+
+/**
+ * Prompt tokens of a chat: everything the upstream may tokenize (DESIGN §4.10). A field
+ * forwarded but not counted here would be input the payer gets for free, so each new
+ * request or message field must be counted or refused by the schema.
+ */
 export function countChatPrompt(
   tok: Tokenizer,
   messages: readonly ChatMessage[],
-  extras: Pick<ChatRequest, 'tools' | 'tool_choice' | 'response_format'> = {},
+  extras: PromptExtras = {},
 ): number {
   let n = REPLY_PRIMING;
-  for (const m of messages) {
-    n += TOKENS_PER_MESSAGE + tok.count(m.role) + tok.count(contentText(m.content));
-    if ('name' in m && m.name) n += TOKENS_PER_NAME + tok.count(m.name);
-    if (m.role === 'assistant' && m.tool_calls) n += tok.count(JSON.stringify(m.tool_calls));
-    if (m.role === 'tool') n += tok.count(m.tool_call_id);
+  for (const m of messages) n += countMessage(tok, m);
+  return n + countTools(tok, extras.tools) + countExtras(tok, extras);
+}
+
+function countMessage(tok: Tokenizer, m: ChatMessage): number {
+  let n = TOKENS_PER_MESSAGE + tok.count(m.role) + countContent(tok, m.content);
+  if ('name' in m && m.name) n += TOKENS_PER_NAME + tok.count(m.name);
+  if (m.role === 'assistant') {
+    if (m.refusal) n += tok.count(m.refusal);
+    if (m.tool_calls) n += tok.count(JSON.stringify(m.tool_calls));
   }
-  // Definitions are rendered into the prompt by the upstream; their JSON is a safe upper bound.
-  if (extras.tools) n += tok.count(JSON.stringify(extras.tools));
-  if (extras.tool_choice !== undefined) n += tok.count(JSON.stringify(extras.tool_choice));
-  if (extras.response_format) n += tok.count(JSON.stringify(extras.response_format));
+  if (m.role === 'tool') n += tok.count(m.tool_call_id);
+  return n;
+}
+
+/** Parts are counted one by one: never less than their joined text, whatever the separator. */
+function countContent(tok: Tokenizer, c: ChatMessage['content']): number {
+  if (c === null || c === undefined) return 0;
+  if (typeof c === 'string') return tok.count(c);
+  return c.reduce((n, p) => n + TOKENS_PER_PART + tok.count(partText(p)), 0);
+}
+
+function countTools(tok: Tokenizer, tools: PromptExtras['tools']): number {
+  if (!tools || tools.length === 0) return 0;
+  return TOOLS_FRAMING + tools.length * TOKENS_PER_TOOL + tok.count(JSON.stringify(tools));
+}
+
+/**
+ * `tool_choice` and `response_format` (a json_schema) may be rendered into the prompt;
+ * their JSON is a safe upper bound. Stop sequences are not prompt text at OpenAI, but
+ * other servers tokenize them to match output, and four short strings cost little:
+ * counted, to stay on the safe side.
+ */
+function countExtras(tok: Tokenizer, e: PromptExtras): number {
+  let n = 0;
+  if (e.tool_choice !== undefined) n += tok.count(JSON.stringify(e.tool_choice));
+  if (e.response_format) n += tok.count(JSON.stringify(e.response_format));
+  if (e.stop) n += [e.stop].flat().reduce((s, seq) => s + tok.count(seq), 0);
   return n;
 }
 
