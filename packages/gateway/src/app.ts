@@ -28,6 +28,7 @@ import { createPaymentGate } from './payments/gate.ts';
 import { createRequirementTokens } from './payments/requirement-token.ts';
 import { createForwarder } from './proxy/forward.ts';
 import type { SandboxChains } from './sandbox-mode.ts';
+import { serverTimeoutOptions } from './server-options.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/store.ts';
 
@@ -60,6 +61,8 @@ export async function buildApp(
     // One access line per request (below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 512 },
+    // Slow clients: deadlines for headers and request bodies; never for responses.
+    ...serverTimeoutOptions(deps.config),
   });
   installErrorHandling(app);
   if (opts.logger !== false) deps.gate.useLogger?.(app.log);

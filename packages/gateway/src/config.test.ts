@@ -1,8 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.ts';
+import { CONFIG_VARIABLES, ConfigError, loadConfig } from './config.ts';
+import { serverTimeoutOptions } from './server-options.ts';
 
 const MAINNET = {
   TOLLGATE_NETWORK: 'mainnet',
@@ -76,6 +77,9 @@ describe('config', () => {
     ['PLATFORM_SUI_ADDRESS', '0x123'],
     ['TOLLGATE_NETWORK', 'testnet'],
     ['TOLLGATE_ALLOW_PRIVATE_ORIGINS', 'yes'],
+    ['TOLLGATE_HEADERS_TIMEOUT_MS', '0'],
+    ['TOLLGATE_REQUEST_TIMEOUT_MS', '0'],
+    ['TOLLGATE_KEEP_ALIVE_TIMEOUT_MS', 'soon'],
   ])('refuses %s=%s with a line naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value }, [])).toThrow(new RegExp(name));
   });
@@ -93,5 +97,45 @@ describe('config', () => {
   it('lower-cases the platform Sui address so it compares as the chain reports it', () => {
     const c = loadConfig({ PLATFORM_SUI_ADDRESS: `0x${'AB'.repeat(32)}` }, []);
     expect(c.platformSuiAddress).toBe(`0x${'ab'.repeat(32)}`);
+  });
+});
+
+describe('server deadlines for slow clients', () => {
+  it('close a slow-header socket within 15 s by default, a slow body within 30 s, idle keep-alive after 72 s', () => {
+    const c = loadConfig({}, []);
+    expect(c).toMatchObject({
+      headersTimeoutMs: 15_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 72_000,
+    });
+    const o = serverTimeoutOptions(c);
+    expect(o).toMatchObject({ requestTimeout: 30_000, keepAliveTimeout: 72_000 });
+    expect(o.http).toMatchObject({ headersTimeout: 15_000, requestTimeout: 30_000 });
+    // Node's default 30 s check interval is what let such sockets live ~90 s.
+    expect(o.http.connectionsCheckingInterval).toBe(1000);
+  });
+
+  it('are configurable, checked often enough for short values, and keep headers within the request', () => {
+    const c = loadConfig(
+      {
+        TOLLGATE_HEADERS_TIMEOUT_MS: '500',
+        TOLLGATE_REQUEST_TIMEOUT_MS: '900',
+        TOLLGATE_KEEP_ALIVE_TIMEOUT_MS: '5000',
+      },
+      [],
+    );
+    expect(c).toMatchObject({ headersTimeoutMs: 500, requestTimeoutMs: 900, keepAliveTimeoutMs: 5000 });
+    expect(serverTimeoutOptions(c).http.connectionsCheckingInterval).toBe(125);
+    expect(() =>
+      loadConfig({ TOLLGATE_HEADERS_TIMEOUT_MS: '20000', TOLLGATE_REQUEST_TIMEOUT_MS: '10000' }, []),
+    ).toThrow(/TOLLGATE_HEADERS_TIMEOUT_MS: must not exceed TOLLGATE_REQUEST_TIMEOUT_MS/);
+  });
+});
+
+describe('docs/configuration.md', () => {
+  it('documents every variable the gateway reads', () => {
+    const doc = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
+    const missing = CONFIG_VARIABLES.filter((name) => !doc.includes(`\`${name}\``));
+    expect(missing).toEqual([]);
   });
 });

@@ -48,10 +48,16 @@ const envSchema = z.object({
   TOLLGATE_RESPONSE_RETENTION_HOURS: int(1, 24 * 30).default(24),
   TOLLGATE_MODELS_FILE: z.string().optional(),
   TOLLGATE_RATE_LIMIT_PER_MIN: int(0, 1_000_000).default(0),
+  TOLLGATE_HEADERS_TIMEOUT_MS: int(100, 300_000).default(15_000),
+  TOLLGATE_REQUEST_TIMEOUT_MS: int(100, 3_600_000).default(30_000),
+  TOLLGATE_KEEP_ALIVE_TIMEOUT_MS: int(1000, 600_000).default(72_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
 export type EnvInput = Record<string, string | undefined>;
+
+/** Every variable the gateway reads (docs/configuration.md documents each one). */
+export const CONFIG_VARIABLES: readonly string[] = Object.freeze(Object.keys(envSchema.shape));
 
 export interface Config {
   port: number;
@@ -88,6 +94,12 @@ export interface Config {
   modelsFile: string | null;
   /** Requests per minute per client IP; 0 = no limit. */
   rateLimitPerMin: number;
+  /** Longest a client may take to send a request's headers (from its first byte, or from connecting). */
+  headersTimeoutMs: number;
+  /** Longest a client may take to send a whole request (headers and body); never limits the response. */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open between requests. */
+  keepAliveTimeoutMs: number;
   logLevel: string;
 }
 
@@ -151,6 +163,8 @@ export function loadConfig(
     if (e.SUI_RPC_URL && !e.PLATFORM_SUI_ADDRESS)
       problems.push('PLATFORM_SUI_ADDRESS: required with SUI_RPC_URL');
   }
+  if (e.TOLLGATE_HEADERS_TIMEOUT_MS > e.TOLLGATE_REQUEST_TIMEOUT_MS)
+    problems.push('TOLLGATE_HEADERS_TIMEOUT_MS: must not exceed TOLLGATE_REQUEST_TIMEOUT_MS');
   if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
 
   const dataDir = resolve(e.TOLLGATE_DATA_DIR);
@@ -187,6 +201,9 @@ export function loadConfig(
     responseRetentionHours: e.TOLLGATE_RESPONSE_RETENTION_HOURS,
     modelsFile: e.TOLLGATE_MODELS_FILE ?? null,
     rateLimitPerMin: e.TOLLGATE_RATE_LIMIT_PER_MIN,
+    headersTimeoutMs: e.TOLLGATE_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: e.TOLLGATE_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: e.TOLLGATE_KEEP_ALIVE_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
   };
   return Object.freeze(config);
