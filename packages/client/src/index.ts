@@ -1,3 +1,4 @@
 export * from '@tollgate/protocol';
+export * from './paid-retry.ts';
 export * from './pay-fetch.ts';
 export * from './wallets/index.ts';

@@ -1,10 +1,12 @@
 import {
   type AcceptOption,
   decodePaymentProof,
+  encodePaymentReceipt,
   type PaymentRequirement,
   ProtocolError,
 } from '@tollgate/protocol';
 import { describe, expect, it } from 'vitest';
+import { retryWithProof, UndeliveredPaymentError } from './paid-retry.ts';
 import { type PayEvent, payFetch } from './pay-fetch.ts';
 import type { PaymentWallet } from './wallets/wallet.ts';
 
@@ -275,5 +277,174 @@ describe('payFetch: spending cap', () => {
     const pay = payFetch(s.fetchImpl, { wallets: [w], maxPerRequest: null });
     expect((await pay('http://gw/x')).status).toBe(200);
     expect(pay.spent).toBe(25_000_000n);
+  });
+});
+
+const retryable =
+  (status: number, error: string, headers: Record<string, string> = {}, extra = {}) =>
+  () =>
+    json(status, { error, message: `${error} happened`, retryable: true, ...extra }, headers);
+
+/** What the gateway sends with a delivered answer: a receipt that says success. */
+const delivered = {
+  'x-payment-response': encodePaymentReceipt({
+    success: true,
+    chain: 'solana',
+    network: 'localnet',
+    txHashOrDigest: '5'.repeat(88),
+    payer: 'PayerSolana1111111111111111111111111111111',
+    paymentRequirementId: 'r1.k.p.m',
+  }),
+};
+
+describe('payFetch: paid retries', () => {
+  it.each([
+    [
+      '429 rate_limited (retry_budget)',
+      retryable(429, 'rate_limited', { 'retry-after': '0' }, { reason: 'retry_budget' }),
+    ],
+    ['503 service_unavailable', retryable(503, 'service_unavailable')],
+    ['503 endpoint_unavailable', retryable(503, 'endpoint_unavailable')],
+    ['504 upstream_timeout', retryable(504, 'upstream_timeout')],
+  ])('resends the same proof after %s with retryable: true, paying once', async (_name, answer) => {
+    const s = server(
+      () => json(402, requirement()),
+      answer,
+      answer,
+      () => json(200, { ok: true }, delivered),
+    );
+    const w = wallet();
+    const res = await payFetch(s.fetchImpl, { wallets: [w], maxRetryDelayMs: 1 })('http://gw/x');
+    expect(res.status).toBe(200);
+    expect(w.paid).toHaveLength(1);
+    expect(s.seen).toHaveLength(4);
+    expect(new Set(s.seen.slice(1).map((r) => r.payment)).size).toBe(1);
+  });
+
+  it('waits what Retry-After says (seconds or an HTTP date), bounded by maxRetryDelayMs', async () => {
+    const past = new Date(Date.now() - 60_000).toUTCString();
+    const future = new Date(Date.now() + 60_000).toUTCString();
+    const s = server(
+      () => json(402, requirement()),
+      retryable(503, 'service_unavailable', { 'retry-after': '0' }),
+      retryable(503, 'service_unavailable', { 'retry-after': '120' }),
+      retryable(503, 'service_unavailable', { 'retry-after': past }),
+      retryable(503, 'service_unavailable', { 'retry-after': future }),
+      retryable(503, 'service_unavailable'),
+      () => json(200, {}, delivered),
+    );
+    const delays: number[] = [];
+    const res = await payFetch(s.fetchImpl, {
+      wallets: [wallet()],
+      maxRetryDelayMs: 30,
+      onEvent: (e) => e.type === 'retry' && delays.push(e.delayMs),
+    })('http://gw/x');
+    expect(res.status).toBe(200);
+    // Without Retry-After the wait backs off from 500 ms, cut to the bound here.
+    expect(delays).toEqual([0, 30, 0, 30, 30]);
+  });
+
+  it('returns a delivered answer as it is, even when its body looks retryable', async () => {
+    const s = server(
+      () => json(402, requirement()),
+      () => json(409, { error: 'payment_pending', retryable: true }, delivered),
+    );
+    const res = await payFetch(s.fetchImpl, { wallets: [wallet()], maxRetryDelayMs: 1 })('http://gw/x');
+    expect(res.status).toBe(409);
+    expect(s.seen).toHaveLength(2);
+  });
+
+  it("returns the upstream's final 4xx as a Response, not an error", async () => {
+    const s = server(
+      () => json(402, requirement()),
+      () => json(404, { detail: 'no such city' }, delivered),
+    );
+    const res = await payFetch(s.fetchImpl, { wallets: [wallet()] })('http://gw/x');
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ detail: 'no such city' });
+  });
+
+  it('throws the proof and the request when the retries give up on a retryable error', async () => {
+    const s = server(() => json(402, requirement()), retryable(502, 'upstream_error'));
+    const w = wallet();
+    const events: PayEvent[] = [];
+    const pay = payFetch(s.fetchImpl, {
+      wallets: [w],
+      maxRetries: 2,
+      maxRetryDelayMs: 1,
+      onEvent: (e) => events.push(e),
+    });
+    const err = await pay('http://gw/p/demo/echo?x=1', {
+      method: 'POST',
+      body: '{"a":1}',
+      headers: { 'content-type': 'application/json' },
+    }).catch((e) => e);
+    expect(err).toBeInstanceOf(UndeliveredPaymentError);
+    expect(err).toBeInstanceOf(ProtocolError);
+    expect(err).toMatchObject({
+      code: 'payment_failed',
+      url: 'http://gw/p/demo/echo?x=1',
+      method: 'POST',
+      status: 502,
+      gatewayError: 'upstream_error',
+    });
+    expect(err.message).toMatch(/upstream_error/);
+    expect(err.proof).toBe(s.seen[1]!.payment);
+    expect(decodePaymentProof(err.proof).nonce).toBe('nonce-1');
+    expect(new TextDecoder().decode(err.request.body)).toBe('{"a":1}');
+    expect(err.request.headers['content-type']).toBe('application/json');
+    expect(err.request.headers['x-payment']).toBeUndefined();
+    expect(s.seen).toHaveLength(4); // the challenge, the paid request, 2 retries
+    expect(w.paid).toHaveLength(1);
+    expect(events.find((e) => e.type === 'paid')).toMatchObject({ proof: err.proof });
+  });
+
+  it('throws the proof when the gateway cannot be reached after paying', async () => {
+    let calls = 0;
+    const fetchImpl = async () => {
+      if (++calls === 1) return json(402, requirement());
+      throw new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED') });
+    };
+    const w = wallet();
+    const err = await payFetch(fetchImpl, { wallets: [w], maxRetries: 1, maxRetryDelayMs: 1 })(
+      'http://gw/x',
+    ).catch((e) => e);
+    expect(err).toBeInstanceOf(UndeliveredPaymentError);
+    expect(err.status).toBeUndefined();
+    expect(err.cause).toBeInstanceOf(TypeError);
+    expect(decodePaymentProof(err.proof).requestHash).toBe('a'.repeat(64));
+    expect(calls).toBe(3);
+    expect(w.paid).toHaveLength(1);
+  });
+});
+
+describe('retryWithProof', () => {
+  async function givenUp() {
+    const s = server(() => json(402, requirement()), retryable(503, 'endpoint_unavailable'));
+    const pay = payFetch(s.fetchImpl, { wallets: [wallet()], maxRetries: 0 });
+    const err = await pay('http://gw/p/demo/echo', { method: 'POST', body: 'hi' }).catch((e) => e);
+    expect(err).toBeInstanceOf(UndeliveredPaymentError);
+    return err as UndeliveredPaymentError;
+  }
+
+  it('sends the same request with the same proof later, and pays nothing', async () => {
+    const { request } = await givenUp();
+    const later = server(() => json(200, { ok: true }, delivered));
+    const res = await retryWithProof(later.fetchImpl, request);
+    expect(res.status).toBe(200);
+    expect(later.seen).toEqual([
+      { url: 'http://gw/p/demo/echo', method: 'POST', body: 'hi', payment: request.proof },
+    ]);
+  });
+
+  it('gives up again with the same proof', async () => {
+    const { request } = await givenUp();
+    const later = server(retryable(502, 'upstream_error'));
+    const err = await retryWithProof(later.fetchImpl, request, { maxRetries: 1, maxRetryDelayMs: 1 }).catch(
+      (e) => e,
+    );
+    expect(err).toBeInstanceOf(UndeliveredPaymentError);
+    expect(err.proof).toBe(request.proof);
+    expect(later.seen).toHaveLength(2);
   });
 });

@@ -1,9 +1,11 @@
 /**
  * payFetch: a fetch that pays. On a 402 it picks the accept option for one of its
- * wallets, pays it on-chain, and retries the same request with `X-PAYMENT`. It waits
- * out `payment_pending` / `verification_unavailable` / `payment_in_progress` and
- * retries retryable upstream failures with the same proof — it never pays twice
- * for one call. Spending limits are checked before any money moves.
+ * wallets, pays it on-chain, and retries the same request with `X-PAYMENT`. Before any
+ * money moves it checks the spending limits (0.10 USDC per request by default), that
+ * the quote lives at least `minQuoteLifetimeMs` more, and that the wallet's node is on
+ * the option's network. After paying it re-sends the same proof while the gateway says
+ * `retryable: true` (see paid-retry.ts) — it never pays twice for one call — and when
+ * the retries give up it throws the proof back (`UndeliveredPaymentError`).
  */
 import {
   type AcceptOption,
@@ -15,16 +17,20 @@ import {
   parseAmount,
   parsePaymentRequirement,
 } from '@tollgate/protocol';
+import { type RetryEvent, retryWithProof } from './paid-retry.ts';
 import { assertNetwork } from './wallets/network.ts';
 import type { PaymentWallet } from './wallets/wallet.ts';
+
+export type { PaidRequest, RetryEvent } from './paid-retry.ts';
 
 export type PayEvent =
   | { type: 'challenge'; url: string; requirement: PaymentRequirement }
   /** The quote expires within `minQuoteLifetimeMs`: asking once for a fresh one (nothing paid). */
   | { type: 'requote'; expiresAt: string }
   | { type: 'paying'; option: AcceptOption; wallet: string }
-  | { type: 'paid'; txHashOrDigest: string; option: AcceptOption }
-  | { type: 'retry'; attempt: number; reason: string; delayMs: number }
+  /** Money moved. `proof` is the X-PAYMENT value: keep it if you want to resend the request yourself. */
+  | { type: 'paid'; txHashOrDigest: string; option: AcceptOption; proof: string }
+  | RetryEvent
   | { type: 'done'; status: number };
 
 export interface PayFetchOptions {
@@ -44,9 +50,13 @@ export interface PayFetchOptions {
    * one is short too, the call throws `quote_expired` and nothing is paid.
    */
   minQuoteLifetimeMs?: number;
-  /** How many times to re-send the same proof while the payment is pending or the upstream failed. */
+  /**
+   * How many times to re-send the same proof while the answer says `retryable: true`
+   * (payment pending, upstream failed, rate limited, …). Default 8. When they are used
+   * up, the call throws `UndeliveredPaymentError` carrying the proof.
+   */
   maxRetries?: number;
-  /** Upper bound for one wait between retries, ms. */
+  /** Upper bound for one wait between retries, ms; `Retry-After` is honoured up to it. Default 5000. */
   maxRetryDelayMs?: number;
   onEvent?: (event: PayEvent) => void;
 }
@@ -64,20 +74,26 @@ export const DEFAULT_MAX_PER_REQUEST = '0.10';
 /** The least lifetime a quote must have left to be paid, when the caller sets none. */
 export const DEFAULT_MIN_QUOTE_LIFETIME_MS = 30_000;
 
-const RETRY_CODES = new Set(['payment_pending', 'payment_in_progress', 'verification_unavailable']);
-
 /**
+ * Wraps a fetch so that it pays 402 challenges. Throws `ProtocolError` before paying
+ * (`payment_limit_exceeded`, `quote_expired`, `network_mismatch`, `unsupported_chain`,
+ * `invalid_requirement`), a wallet error if the payment itself fails, and
+ * `UndeliveredPaymentError` (with the proof) when it paid but the retries gave up.
+ * Any other answer, after paying or not, is returned as the Response.
  * @example
- * const pay = payFetch(fetch, { wallets: [solanaWallet({ secretKey, rpcUrl })], maxPerRequest: '0.10' });
- * const res = await pay('http://127.0.0.1:8402/p/demo/weather?city=Oslo');
+ * const pay = payFetch(fetch, { wallets: [solanaWallet({ secretKey, rpcUrl })], maxPerRequest: '0.05' });
+ * try {
+ *   const res = await pay('http://127.0.0.1:8402/p/demo/weather?city=Oslo');
+ * } catch (e) {
+ *   if (e instanceof UndeliveredPaymentError) keep(e.request); // retryWithProof(fetch, e.request) later
+ *   else throw e;
+ * }
  */
 export function payFetch(fetchImpl: FetchLike, opts: PayFetchOptions): PayFetch {
   const maxPerRequestText = opts.maxPerRequest === undefined ? DEFAULT_MAX_PER_REQUEST : opts.maxPerRequest;
   const maxPerRequest = maxPerRequestText === null ? null : parseAmount(maxPerRequestText, 6);
   const minQuoteLifetimeMs = opts.minQuoteLifetimeMs ?? DEFAULT_MIN_QUOTE_LIFETIME_MS;
   const maxPerSession = opts.maxPerSession === undefined ? null : parseAmount(opts.maxPerSession, 6);
-  const maxRetries = opts.maxRetries ?? 8;
-  const maxDelay = opts.maxRetryDelayMs ?? 5000;
   const emit = (e: PayEvent) => opts.onEvent?.(e);
   let spent = 0n;
 
@@ -151,21 +167,24 @@ export function payFetch(fetchImpl: FetchLike, opts: PayFetchOptions): PayFetch 
     emit({ type: 'paying', option, wallet: wallet.address });
     const txHashOrDigest = await wallet.pay(option, init.signal ? { signal: init.signal } : {});
     spent += total;
-    emit({ type: 'paid', txHashOrDigest, option });
-    const header = encodePaymentProof(
+    const proof = encodePaymentProof(
       buildPaymentProof(requirement, option, { payer: wallet.address, txHashOrDigest }),
     );
+    emit({ type: 'paid', txHashOrDigest, option, proof });
 
-    let response = await send({ 'x-payment': header });
-    for (let attempt = 1; attempt <= maxRetries; attempt++) {
-      const reason = await retryReason(response);
-      if (!reason) break;
-      const delayMs = Math.min(maxDelay, retryAfterMs(response) ?? 250 * 2 ** attempt);
-      emit({ type: 'retry', attempt, reason, delayMs });
-      await response.body?.cancel().catch(() => {});
-      await sleep(delayMs, init.signal ?? undefined);
-      response = await send({ 'x-payment': header });
-    }
+    // From here on the request is only ever sent again with this proof: never paid twice.
+    const headers = Object.fromEntries(request.headers);
+    delete headers['x-payment'];
+    const response = await retryWithProof(
+      fetchImpl,
+      { url: request.url, method: request.method, headers, body, proof },
+      {
+        maxRetries: opts.maxRetries ?? 8,
+        maxRetryDelayMs: opts.maxRetryDelayMs ?? 5000,
+        ...(init.signal ? { signal: init.signal } : {}),
+        onEvent: emit,
+      },
+    );
     emit({ type: 'done', status: response.status });
     return response;
   };
@@ -220,32 +239,4 @@ function checkOption(option: AcceptOption): bigint {
     );
   }
   return total;
-}
-
-async function retryReason(res: Response): Promise<string | null> {
-  if (![409, 502, 503, 504].includes(res.status)) return null;
-  try {
-    const body = (await res.clone().json()) as { error?: string; retryable?: boolean };
-    if (body.error && RETRY_CODES.has(body.error)) return body.error;
-    if (body.retryable === true) return body.error ?? 'retryable';
-  } catch {
-    // Not our JSON error: not something a retry with the same proof fixes.
-  }
-  return null;
-}
-
-function retryAfterMs(res: Response): number | null {
-  const v = res.headers.get('retry-after');
-  if (!v || !/^\d+$/.test(v)) return null;
-  return Number(v) * 1000;
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    });
-  });
 }
