@@ -1,7 +1,13 @@
-/** Payer commands: `keygen`, `address`, `pay-option`, `pay`. */
+/** Payer commands: `keygen`, `address`, `pay-option`, `pay`, `retry`. */
 import { readFileSync } from 'node:fs';
 import { type Chain, parsePaymentRequirement, selectPaymentOption } from '@tollgate/protocol';
-import { payFetch } from '../../pay-fetch.ts';
+import {
+  type PaidRequest,
+  type RetryEvent,
+  retryWithProof,
+  UndeliveredPaymentError,
+} from '../../paid-retry.ts';
+import { DEFAULT_MAX_PER_REQUEST, payFetch } from '../../pay-fetch.ts';
 import {
   loadSolanaKeyFile,
   newSolanaKey,
@@ -13,7 +19,16 @@ import {
   solanaWallet,
 } from '../../wallets/index.ts';
 import { loadSuiKeyFile, suiWallet } from '../../wallets/sui.ts';
-import { type CliCommand, CliError, type ParsedValues, requireString, UsageError } from '../command.ts';
+import {
+  type CliCommand,
+  CliError,
+  type CliIo,
+  optionalString,
+  type ParsedValues,
+  requireString,
+  UsageError,
+} from '../command.ts';
+import { defaultSavePath, loadPaidRequest, savePaidRequest } from '../saved-payment.ts';
 
 function chainOf(values: ParsedValues): Chain {
   const chain = requireString(values, 'chain');
@@ -121,47 +136,153 @@ const payOption: CliCommand = {
   },
 };
 
+const onRetry = (io: CliIo) => (e: RetryEvent) =>
+  io.err(`retry ${e.attempt} (${e.reason}) in ${e.delayMs} ms, same X-PAYMENT`);
+
+/** Prints a final answer: status and receipt on stderr, body on stdout. */
+async function printAnswer(io: CliIo, res: Response): Promise<void> {
+  io.err(`HTTP ${res.status}`);
+  const receipt = res.headers.get('x-payment-response');
+  if (receipt) io.err(`receipt: ${Buffer.from(receipt, 'base64').toString('utf8')}`);
+  io.out(await res.text());
+}
+
+/** Keeps a paid, undelivered request on disk and says how to send it again. */
+function keep(io: CliIo, values: ParsedValues, paid: PaidRequest, note: string): string {
+  const path = optionalString(values, 'proof-file') ?? defaultSavePath(io.env, paid);
+  try {
+    savePaidRequest(path, paid, note);
+  } catch (e) {
+    // The proof must not be lost: print it, since the file could not hold it.
+    io.err(`cannot write ${path} (${(e as Error).message}); X-PAYMENT: ${paid.proof}`);
+    throw new CliError(note);
+  }
+  io.err(`saved the request and its payment proof to ${path}`);
+  return path;
+}
+
+function retriesFrom(values: ParsedValues): number | undefined {
+  const v = optionalString(values, 'max-retries');
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v)) throw new UsageError('--max-retries must be a whole number');
+  return Number(v);
+}
+
 const pay: CliCommand = {
   name: 'pay',
   summary: 'request a URL, paying its 402 with your wallet, and print the response',
-  usage: '--chain sui|solana --key <file> [--rpc <url>] [--method GET] [--data <body>] [--max <usdc>] <url>',
-  details:
-    'Progress goes to stderr, the response body to stdout. --max refuses to pay more than that (default 1 USDC).',
+  usage:
+    '--chain sui|solana --key <file> [--rpc <url>] [--method GET] [--data <body>] [--max <usdc>|none] [--max-retries <n>] [--proof-file <file>] <url>',
+  details: [
+    'Progress goes to stderr, the response body to stdout.',
+    `--max refuses to pay more than that per request (default ${DEFAULT_MAX_PER_REQUEST} USDC; "none" lifts the cap).`,
+    'Quotes that expire within 30 s are not paid (quote_expired), nor options on another network than',
+    "the wallet's node (network_mismatch).",
+    '',
+    'If the payment went through but the request could not be delivered (the gateway kept answering',
+    '"retry with the same X-PAYMENT", or could not be reached), the request and its proof are saved to',
+    '--proof-file (default $TOLLGATE_CONFIG_DIR/payments/<time>-<tx>.json, mode 0600) and the path is',
+    'printed: send it again later with `tollgate retry <file>`, which pays nothing.',
+  ].join('\n'),
   options: {
     ...WALLET_OPTIONS,
     method: { type: 'string' },
     data: { type: 'string' },
     max: { type: 'string' },
+    'max-retries': { type: 'string' },
+    'proof-file': { type: 'string' },
   },
   positionals: true,
   async run(io, values, positionals) {
     const url = positionals[0];
     if (!url) throw new UsageError('the URL to request is required');
+    const max = optionalString(values, 'max');
+    const maxRetries = retriesFrom(values);
     const wallet = await walletFrom(values, io.env);
+    let paid: { proof: string } | undefined;
     const fetchPaid = payFetch(fetch, {
       wallets: [wallet],
-      maxPerRequest: typeof values['max'] === 'string' ? values['max'] : '1',
+      maxPerRequest: max === 'none' ? null : (max ?? DEFAULT_MAX_PER_REQUEST),
+      ...(maxRetries !== undefined ? { maxRetries } : {}),
       onEvent(e) {
         if (e.type === 'challenge')
           io.err(
             `402: ${e.requirement.description} — ${e.requirement.accepts.map((a) => `${a.totalAmount} USDC on ${a.chain}`).join(' or ')}`,
           );
-        if (e.type === 'paid')
+        if (e.type === 'requote')
+          io.err(`the quote expires at ${e.expiresAt}, too soon: asking for a fresh one`);
+        if (e.type === 'paid') {
+          paid = e;
           io.err(`paid ${e.option.totalAmount} USDC on ${e.option.chain}: ${e.txHashOrDigest}`);
-        if (e.type === 'retry') io.err(`retry ${e.attempt} (${e.reason}) in ${e.delayMs} ms`);
+        }
+        if (e.type === 'retry') onRetry(io)(e);
       },
     });
     const data = typeof values['data'] === 'string' ? values['data'] : undefined;
-    const res = await fetchPaid(url, {
+    const init: RequestInit = {
       method: typeof values['method'] === 'string' ? values['method'] : data ? 'POST' : 'GET',
       ...(data ? { body: data, headers: { 'content-type': 'application/json' } } : {}),
-    });
-    io.err(`HTTP ${res.status}`);
-    const receipt = res.headers.get('x-payment-response');
-    if (receipt) io.err(`receipt: ${Buffer.from(receipt, 'base64').toString('utf8')}`);
-    io.out(await res.text());
+    };
+    let res: Response;
+    try {
+      res = await fetchPaid(url, init);
+    } catch (e) {
+      if (!(e instanceof UndeliveredPaymentError)) throw e;
+      const path = keep(io, values, e.request, e.message);
+      throw new CliError(`${e.message}\nsend it again with: tollgate retry ${path}`);
+    }
+    if (paid && res.status === 402) {
+      // Money moved but the gateway refused the proof: keep the evidence with the request.
+      const body = (await res
+        .clone()
+        .json()
+        .catch(() => ({}))) as { reason?: string };
+      const request = new Request(url, init);
+      const headers = Object.fromEntries(request.headers);
+      const bytes = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
+      keep(
+        io,
+        values,
+        { url: request.url, method: request.method, headers, body: bytes, proof: paid.proof },
+        `the gateway refused the payment proof (${body.reason ?? 'no reason given'})`,
+      );
+    }
+    await printAnswer(io, res);
     if (!res.ok) throw new CliError(`the request failed with HTTP ${res.status}`);
   },
 };
 
-export const commands: CliCommand[] = [keygen, address, payOption, pay];
+const retry: CliCommand = {
+  name: 'retry',
+  summary: 'send a paid request saved by `tollgate pay` again, with the same payment proof (pays nothing)',
+  usage: '[--max-retries <n>] <file>',
+  details: [
+    'The file (written by `tollgate pay` when its retries gave up) holds the method, URL, headers,',
+    'body and X-PAYMENT value. The same request is sent with the same proof, and again while the',
+    'gateway answers "retry with the same X-PAYMENT". A payment that was already delivered is',
+    'answered with the stored response. The file is left in place.',
+  ].join('\n'),
+  options: { 'max-retries': { type: 'string' } },
+  positionals: true,
+  async run(io, values, positionals) {
+    const file = positionals[0];
+    if (!file) throw new UsageError('the saved payment file is required');
+    const maxRetries = retriesFrom(values);
+    const paid = loadPaidRequest(file);
+    io.err(`${paid.method} ${paid.url} with the saved X-PAYMENT`);
+    let res: Response;
+    try {
+      res = await retryWithProof(fetch, paid, {
+        ...(maxRetries !== undefined ? { maxRetries } : {}),
+        onEvent: onRetry(io),
+      });
+    } catch (e) {
+      if (e instanceof UndeliveredPaymentError) throw new CliError(`${e.message}\n(${file} is kept)`);
+      throw e;
+    }
+    await printAnswer(io, res);
+    if (!res.ok) throw new CliError(`the request failed with HTTP ${res.status}`);
+  },
+};
+
+export const commands: CliCommand[] = [keygen, address, payOption, pay, retry];
