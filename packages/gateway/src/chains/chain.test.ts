@@ -61,11 +61,28 @@ describe('decide', () => {
   it.each<[string, Partial<ObservedTransaction>, string]>([
     ['another authority moved the asset', { assetAuthorities: [PAYER, 'someone'] }, 'payer_not_authority'],
     ['an unreadable authority', { assetAuthorities: ['<unknown>'] }, 'payer_not_authority'],
-    ['no on-chain time', { timeMs: null }, 'time_unknown'],
     ['no movement at all', { deltas: [] }, 'amount_mismatch'],
     ['the payer not signing', { signers: ['other'] }, 'payer_not_signer'],
   ])('rejects %s', (_name, over, reason) => {
     expect(decide(input(), tx(over), same)).toEqual({ status: 'rejected', reason });
+  });
+
+  it('refuses a transaction named by another id than its own (e.g. a second Solana signature)', () => {
+    expect(decide(input({ txHashOrDigest: 'second-signature' }), tx({ id: 'tx' }), same)).toEqual({
+      status: 'rejected',
+      reason: 'transaction_id_not_canonical',
+    });
+  });
+
+  it('reports an otherwise good transaction whose on-chain time is unknown as pending, not refused', () => {
+    expect(decide(input(), tx({ timeMs: null }), same)).toEqual({ status: 'pending', reason: 'not_final' });
+  });
+
+  it('still refuses what is wrong with a transaction whose time is unknown', () => {
+    expect(decide(input(), tx({ timeMs: null, memos: [] }), same)).toEqual({
+      status: 'rejected',
+      reason: 'memo_missing',
+    });
   });
 
   it('requires the sum when two splits name the same wallet', () => {
@@ -86,6 +103,10 @@ describe('decide', () => {
   it('never verifies unless every payee got its share in the asset, once-memo, payer-only, in time', () => {
     const owners = fc.constantFrom('prov', 'plat', PAYER, 'eve');
     const observed = fc.record({
+      id: fc.oneof(
+        { arbitrary: fc.constant('tx'), weight: 4 },
+        { arbitrary: fc.constant('tx-other-signature'), weight: 1 },
+      ),
       final: fc.boolean(),
       success: fc.boolean(),
       // The window is [issued - skew, expires + skew]: its edges and one ms past them.
@@ -111,12 +132,13 @@ describe('decide', () => {
     let verified = 0;
     fc.assert(
       fc.property(observed, (o) => {
-        const t: ObservedTransaction = { id: 'tx', ...o };
+        const t: ObservedTransaction = o;
         const v = decide(input(), t, same);
         if (v.status !== 'verified') return;
         verified++;
         const got = (owner: string) =>
           t.deltas.filter((d) => d.owner === owner && d.asset === ASSET).reduce((s, d) => s + d.delta, 0n);
+        expect(t.id).toBe('tx');
         expect(t.final && t.success).toBe(true);
         expect(t.signers).toContain(PAYER);
         expect(t.assetAuthorities.every((a) => a === PAYER)).toBe(true);
@@ -127,7 +149,7 @@ describe('decide', () => {
         expect(t.timeMs!).toBeGreaterThanOrEqual(970_000);
         expect(t.timeMs!).toBeLessThanOrEqual(1_330_000);
       }),
-      { numRuns: 2_000 },
+      { numRuns: 10_000 },
     );
     expect(verified).toBeGreaterThan(0);
   });

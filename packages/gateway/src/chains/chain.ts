@@ -43,11 +43,18 @@ export interface ObservedLeg {
 
 /** Chain-neutral record of a fetched transaction. Produced by an adapter's normaliser. */
 export interface ObservedTransaction {
+  /**
+   * The transaction's own id, the one it is redeemed under (Solana: `signatures[0]`;
+   * Sui: the digest). A proof must name the transaction by it, so one payment has one id.
+   */
   id: string;
   /** false = the chain has the transaction but not at the required finality yet. */
   final: boolean;
   success: boolean;
-  /** On-chain time (Solana blockTime, Sui checkpoint timestamp), ms since epoch; null if unknown. */
+  /**
+   * On-chain time (Solana blockTime, Sui checkpoint timestamp), ms since epoch; null if the
+   * node does not report it (yet): such a transaction is pending, never verified nor refused.
+   */
   timeMs: number | null;
   /** Solana: every signer. Sui: the sender. */
   signers: string[];
@@ -69,6 +76,7 @@ export type VerifyResult =
   | { status: 'rejected'; reason: RejectReason };
 
 export const REJECT_REASONS = [
+  'transaction_id_not_canonical',
   'transaction_failed',
   'payer_not_signer',
   'payer_not_authority',
@@ -78,7 +86,6 @@ export const REJECT_REASONS = [
   'wrong_asset',
   'transaction_too_old',
   'transaction_too_late',
-  'time_unknown',
 ] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];
 
@@ -102,12 +109,15 @@ export interface ChainVerifier {
 /**
  * Adapters implement this: fetch and normalise, nothing else. `null` = not found.
  * `sameAsset` lets the adapter say how its asset ids compare (Sui normalises struct tags).
+ * `wellFormed` (optional) says whether a string can be a transaction id of this chain at
+ * all; `fetch` answers null for one that cannot, without asking the node.
  */
 export interface TransactionSource {
   readonly chain: ChainId;
   readonly network: string;
   fetch(txHashOrDigest: string): Promise<ObservedTransaction | null>;
   sameAsset(a: string, b: string): boolean;
+  wellFormed?(txHashOrDigest: string): boolean;
 }
 
 export function decide(
@@ -115,6 +125,9 @@ export function decide(
   tx: ObservedTransaction,
   sameAsset: (a: string, b: string) => boolean,
 ): VerifyResult {
+  // A Solana transaction with several signers can be fetched by any of them on some nodes:
+  // only its first signature names it, or one payment could be redeemed under two ids.
+  if (tx.id !== input.txHashOrDigest) return { status: 'rejected', reason: 'transaction_id_not_canonical' };
   if (!tx.final) return { status: 'pending', reason: 'not_final' };
   if (!tx.success) return { status: 'rejected', reason: 'transaction_failed' };
   if (!tx.signers.includes(input.payer)) return { status: 'rejected', reason: 'payer_not_signer' };
@@ -143,7 +156,9 @@ export function decide(
     legs.push({ owner, delta: got });
   }
 
-  if (tx.timeMs === null) return { status: 'rejected', reason: 'time_unknown' };
+  // Otherwise fine, but the node has no time for it yet (Solana: blockTime null on some
+  // nodes for very recent transactions): ask again later, as for a transaction not final.
+  if (tx.timeMs === null) return { status: 'pending', reason: 'not_final' };
   if (tx.timeMs < input.issuedAtMs - input.skewMs)
     return { status: 'rejected', reason: 'transaction_too_old' };
   if (tx.timeMs > input.expiresAtMs + input.skewMs)
@@ -151,7 +166,10 @@ export function decide(
   return { status: 'verified', timeMs: tx.timeMs, legs };
 }
 
-/** Builds a ChainVerifier from an adapter: fetch, then decide. */
+/**
+ * Builds a ChainVerifier from an adapter: fetch, then decide. Unguarded: production
+ * verifiers go through `guardedVerifier` (guard.ts), which caps and caches lookups.
+ */
 export function verifierFrom(source: TransactionSource): ChainVerifier {
   return {
     chain: source.chain,

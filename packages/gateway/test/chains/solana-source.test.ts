@@ -62,6 +62,50 @@ const payBoth = (m: string, asset?: 'usdc' | 'other') =>
     memos: [m],
   });
 
+/** The sandbox's jsonParsed getTransaction answer as JSON (as a node sends it, before kit upcasts). */
+async function rawGetTransaction(signature: string): Promise<Record<string, unknown>> {
+  const res = await fetch(sandboxUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'getTransaction',
+      params: [
+        signature,
+        { encoding: 'jsonParsed', maxSupportedTransactionVersion: 0, commitment: 'confirmed' },
+      ],
+    }),
+  });
+  const { result } = (await res.json()) as { result: Record<string, unknown> | null };
+  if (!result) throw new Error(`the sandbox does not have ${signature}`);
+  return result;
+}
+
+/** A loopback JSON-RPC node that answers every method from `results` (null when absent). */
+async function withStubNode(
+  results: Record<string, unknown>,
+  body: (rpcUrl: string) => Promise<void>,
+): Promise<void> {
+  const server = createServer((req, res) => {
+    let text = '';
+    req.on('data', (c) => {
+      text += c;
+    });
+    req.on('end', () => {
+      const { id, method } = JSON.parse(text) as { id: unknown; method: string };
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ jsonrpc: '2.0', id, result: results[method] ?? null }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    await body(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  } finally {
+    server.close();
+  }
+}
+
 const verifier = (extra: Partial<Parameters<typeof createSolanaVerifier>[0]> = {}) =>
   createSolanaVerifier({ rpcUrl: sandboxUrl, network: 'localnet', timeoutMs: 5_000, ...extra });
 
@@ -199,6 +243,46 @@ describe('Solana verifier against the sandbox', () => {
     expect((await verifier({ mint: otherMint }).verify(input(option(m, otherMint), tx))).status).toBe(
       'verified',
     );
+  });
+
+  it("accepts a transaction only under its id, signatures[0]: another signer's signature is refused", async () => {
+    const m = memo();
+    // `other` pays the fee (signatures[0]); the payer signs the transfers (signatures[1]).
+    const { id, signatures } = await h.sendSponsored({
+      transfers: [
+        { to: provider, amount: 900_000n },
+        { to: platform, amount: 100_000n },
+      ],
+      memos: [m],
+    });
+    expect(signatures).toHaveLength(2);
+    expect(signatures[0]).toBe(id);
+    const second = signatures[1]!;
+    expect((await verifier().verify(input(option(m), id))).status).toBe('verified');
+    // The sandbox, like a mainnet node, files the transaction under its first signature only...
+    expect((await verifier().verify(input(option(m), second))).status).toBe('pending');
+    // ...but an indexer or RPC that finds it by any signature must not make it payable twice.
+    const answer = await rawGetTransaction(id);
+    await withStubNode({ getTransaction: answer }, async (rpcUrl) => {
+      expect(await verifier({ rpcUrl }).verify(input(option(m), second))).toEqual({
+        status: 'rejected',
+        reason: 'transaction_id_not_canonical',
+      });
+      expect((await verifier({ rpcUrl }).verify(input(option(m), id))).status).toBe('verified');
+    });
+  });
+
+  it('reports a payment whose blockTime the node does not know yet (null) as pending, not refused', async () => {
+    const m = memo();
+    const tx = await payBoth(m);
+    const answer = { ...(await rawGetTransaction(tx)), blockTime: null };
+    await withStubNode({ getTransaction: answer }, async (rpcUrl) => {
+      expect(await verifier({ rpcUrl }).verify(input(option(m), tx))).toEqual({
+        status: 'pending',
+        reason: 'not_final',
+      });
+    });
+    expect((await verifier().verify(input(option(m), tx))).status).toBe('verified');
   });
 
   it('names the chain and network it was built for', async () => {

@@ -5,12 +5,12 @@
  */
 import { SuiGrpcClient } from '@mysten/sui/grpc';
 import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519';
-import { Transaction } from '@mysten/sui/transactions';
+import { Transaction, TransactionDataBuilder } from '@mysten/sui/transactions';
 import { toBase58 } from '@mysten/sui/utils';
 import type { SuiSandbox } from '@tollgate/sandbox';
 import { startSuiSandbox } from '@tollgate/sandbox';
 import { createSuiVerifier } from '../../src/chains/sui/index.ts';
-import type { ChainHarness, HarnessTransfer } from './verifier-contract.ts';
+import type { ChainHarness, HarnessTransfer, VerifierOptions } from './verifier-contract.ts';
 
 const USDC = 1_000_000n;
 
@@ -25,12 +25,13 @@ export async function makeSuiHarness(shared?: SuiSandbox): Promise<ChainHarness>
     sandbox.mintOther(kp.toSuiAddress(), 1000n * USDC);
   }
 
-  async function send(opts: {
+  /** Builds and signs (never submits) one transaction. */
+  async function prepare(opts: {
     transfers: HarnessTransfer[];
     memos: string[];
     from?: 'payer' | 'other';
     fail?: boolean;
-  }): Promise<string> {
+  }): Promise<{ id: string; submit(): Promise<void> }> {
     const signer = opts.from === 'other' ? other : payer;
     const sender = signer.toSuiAddress();
     const tx = new Transaction();
@@ -71,23 +72,39 @@ export async function makeSuiHarness(shared?: SuiSandbox): Promise<ChainHarness>
     }
     const bytes = await tx.build({ client });
     const { signature } = await signer.signTransaction(bytes);
-    const result = await client.core.executeTransaction({ transaction: bytes, signatures: [signature] });
-    const body = result.Transaction ?? result.FailedTransaction;
-    if (Boolean(opts.fail) !== (result.$kind === 'FailedTransaction')) {
-      throw new Error(`unexpected outcome ${result.$kind} for fail=${Boolean(opts.fail)}`);
-    }
-    return body!.digest;
+    const id = TransactionDataBuilder.getDigestFromBytes(bytes);
+    return {
+      id,
+      async submit() {
+        const result = await client.core.executeTransaction({ transaction: bytes, signatures: [signature] });
+        if (Boolean(opts.fail) !== (result.$kind === 'FailedTransaction')) {
+          throw new Error(`unexpected outcome ${result.$kind} for fail=${Boolean(opts.fail)}`);
+        }
+        const digest = (result.Transaction ?? result.FailedTransaction)?.digest;
+        if (digest !== id) throw new Error(`executed ${digest}, signed ${id}`);
+      },
+    };
   }
+
+  const makeVerifier = ({ rpcUrl = sandbox.url, ...guard }: VerifierOptions = {}) =>
+    createSuiVerifier({ rpcUrl, network: 'localnet', timeoutMs: 5_000, ...guard });
 
   return {
     chain: 'sui',
     network: 'localnet',
-    verifier: createSuiVerifier({ rpcUrl: sandbox.url, network: 'localnet', timeoutMs: 5_000 }),
+    verifier: makeVerifier(),
+    makeVerifier,
+    rpcUrl: sandbox.url,
     asset: sandbox.coinType,
     payer: payer.toSuiAddress(),
     other: other.toSuiAddress(),
     newRecipient: async () => Ed25519Keypair.generate().toSuiAddress(),
-    send,
+    prepare,
+    async send(opts) {
+      const tx = await prepare(opts);
+      await tx.submit();
+      return tx.id;
+    },
     setFault: (f) => sandbox.setFault(f),
     finalizeAll: () => sandbox.finalizeAll(),
     unknownTxId: () => toBase58(crypto.getRandomValues(new Uint8Array(32))),

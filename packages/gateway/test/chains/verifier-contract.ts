@@ -2,9 +2,16 @@
  * One contract suite for every chain verifier. Each chain supplies a ChainHarness
  * backed by its sandbox chain and real SDK clients; the suite asserts the verdicts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ChainId, ChainVerifier, OfferedOption, VerifyInput } from '../../src/chains/chain.ts';
 import { ChainUnavailableError } from '../../src/chains/chain.ts';
+import type { LookupGuardOptions, LookupOutcome } from '../../src/chains/guard.ts';
+import type { RpcProxy } from './rpc-proxy.ts';
+import { startRpcProxy } from './rpc-proxy.ts';
+
+/** The production verifier's options a test may vary: another RPC URL (a proxy), the lookup guard. */
+export type VerifierOptions = { rpcUrl?: string } & LookupGuardOptions;
 
 export interface HarnessTransfer {
   to: string;
@@ -18,6 +25,10 @@ export interface ChainHarness {
   network: string;
   /** The production verifier, pointed at the sandbox chain. */
   verifier: ChainVerifier;
+  /** The sandbox chain's RPC URL. */
+  rpcUrl: string;
+  /** Another production verifier, built with the same chain options plus these. */
+  makeVerifier(opts?: VerifierOptions): ChainVerifier;
   /** USDC asset id as offered (Solana mint, Sui coin type). */
   asset: string;
   /** The funded payer and a second funded wallet. */
@@ -37,6 +48,8 @@ export interface ChainHarness {
     from?: 'payer' | 'other';
     fail?: boolean;
   }): Promise<string>;
+  /** As send, but only signs: the chain sees nothing until submit(). */
+  prepare(opts: Parameters<ChainHarness['send']>[0]): Promise<{ id: string; submit(): Promise<void> }>;
   /**
    * Fault switches of the sandbox chain: 'none'; 'rpc_down' (the RPC answers errors);
    * 'hold_finality' (new transactions stay non-final until finalizeAll()).
@@ -293,6 +306,120 @@ export function runVerifierContract(name: string, makeHarness: () => Promise<Cha
         input(option(m), tx, { issuedAtMs: earlier, expiresAtMs: earlier + 5 * MINUTE }),
       );
       expect(r).toEqual({ status: 'rejected', reason: 'transaction_too_late' });
+    });
+
+    describe('forged proofs are cheap to reject (negative cache, one lookup per id, a cap)', () => {
+      let proxy: RpcProxy;
+      beforeEach(async () => {
+        proxy = await startRpcProxy(h.rpcUrl);
+      });
+      afterEach(async () => {
+        await proxy.close();
+      });
+      const notFound = { status: 'pending', reason: 'not_found' };
+
+      it('a forged id asked again within the window costs no RPC', async () => {
+        const outcomes: LookupOutcome[] = [];
+        const v = h.makeVerifier({
+          rpcUrl: proxy.url,
+          onLookup: (chain, outcome) => {
+            expect(chain).toBe(h.chain);
+            outcomes.push(outcome);
+          },
+        });
+        const forged = h.unknownTxId();
+        expect(await v.verify(input(option(memo()), forged))).toEqual(notFound);
+        const firstLookup = proxy.calls;
+        expect(firstLookup).toBeGreaterThan(0);
+        for (let i = 0; i < 5; i++) expect(await v.verify(input(option(memo()), forged))).toEqual(notFound);
+        expect(proxy.calls).toBe(firstLookup);
+        expect(outcomes).toEqual(['rpc', ...Array(5).fill('negative_cache_hit')]);
+      });
+
+      it('the same forged id asked many times at once is looked up once', async () => {
+        const v = h.makeVerifier({ rpcUrl: proxy.url });
+        expect(await v.verify(input(option(memo()), h.unknownTxId()))).toEqual(notFound);
+        const perLookup = proxy.calls;
+        const forged = h.unknownTxId();
+        const all = await Promise.all(
+          Array.from({ length: 10 }, () => v.verify(input(option(memo()), forged))),
+        );
+        for (const r of all) expect(r).toEqual(notFound);
+        expect(proxy.calls).toBe(2 * perLookup);
+      });
+
+      it('caps lookups in flight: the excess fails fast with ChainUnavailableError, the node never sees it', async () => {
+        const outcomes: LookupOutcome[] = [];
+        const v = h.makeVerifier({
+          rpcUrl: proxy.url,
+          maxConcurrentLookups: 3,
+          onLookup: (_chain, outcome) => outcomes.push(outcome),
+        });
+        proxy.hold();
+        try {
+          const lookups = Array.from({ length: 8 }, () =>
+            v.verify(input(option(memo()), h.unknownTxId())).then(
+              (r) => r,
+              (e: unknown) => e,
+            ),
+          );
+          // The five over the cap settle while the node still holds the first three.
+          const excess = await Promise.race([Promise.all(lookups.slice(3)), sleep(3_000, 'stalled')]);
+          expect(excess).not.toBe('stalled');
+          for (const e of excess as unknown[]) expect(e).toBeInstanceOf(ChainUnavailableError);
+          while (proxy.waiting < 3) await sleep(10);
+          expect(proxy.maxInFlight).toBe(3);
+          proxy.release();
+          for (const r of await Promise.all(lookups.slice(0, 3))) expect(r).toEqual(notFound);
+          expect(proxy.maxInFlight).toBe(3);
+          expect(outcomes.filter((o) => o === 'over_capacity')).toHaveLength(5);
+          // The slots came back: the next lookups are answered.
+          for (let i = 0; i < 4; i++) {
+            expect(await v.verify(input(option(memo()), h.unknownTxId()))).toEqual(notFound);
+          }
+        } finally {
+          proxy.release();
+        }
+      });
+
+      it('a genuine payment the chain did not know yet verifies once the window has passed', async () => {
+        const m = memo();
+        const v = h.makeVerifier({ rpcUrl: proxy.url, negativeCacheTtlMs: 300 });
+        const tx = await h.prepare({ transfers: legs(), memos: [m] });
+        expect(await v.verify(input(option(m), tx.id))).toEqual(notFound);
+        await tx.submit();
+        const calls = proxy.calls;
+        expect(await v.verify(input(option(m), tx.id))).toEqual(notFound);
+        expect(proxy.calls).toBe(calls);
+        await sleep(350);
+        expect((await v.verify(input(option(m), tx.id))).status).toBe('verified');
+      });
+
+      it('remembers neither a transaction that is not final nor an RPC failure', async () => {
+        const m = memo();
+        const v = h.makeVerifier({ rpcUrl: proxy.url });
+        h.setFault('hold_finality');
+        let tx: string;
+        try {
+          tx = await h.send({ transfers: legs(), memos: [m] });
+          expect((await v.verify(input(option(m), tx))).status).toBe('pending');
+        } finally {
+          h.setFault('none');
+        }
+        h.finalizeAll();
+        expect((await v.verify(input(option(m), tx))).status).toBe('verified');
+
+        const forged = h.unknownTxId();
+        h.setFault('rpc_down');
+        try {
+          await expect(v.verify(input(option(memo()), forged))).rejects.toBeInstanceOf(ChainUnavailableError);
+        } finally {
+          h.setFault('none');
+        }
+        const calls = proxy.calls;
+        expect(await v.verify(input(option(memo()), forged))).toEqual(notFound);
+        expect(proxy.calls).toBeGreaterThan(calls);
+      });
     });
   });
 }

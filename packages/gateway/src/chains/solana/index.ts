@@ -1,5 +1,6 @@
 import type { ChainVerifier } from '../chain.ts';
-import { verifierFrom } from '../chain.ts';
+import type { LookupGuardOptions } from '../guard.ts';
+import { guardedVerifier } from '../guard.ts';
 import type { SolanaSourceOptions } from './source.ts';
 import { createSolanaSource } from './source.ts';
 
@@ -14,7 +15,12 @@ export {
 export type { SolanaSourceOptions } from './source.ts';
 export { createSolanaSource, SOLANA_MAINNET_GENESIS_HASH } from './source.ts';
 
-/** The production Solana verifier: JSON-RPC fetch + normalise, then the shared `decide`. */
-export function createSolanaVerifier(opts: SolanaSourceOptions): ChainVerifier {
-  return verifierFrom(createSolanaSource(opts));
+export type SolanaVerifierOptions = SolanaSourceOptions & LookupGuardOptions;
+
+/**
+ * The production Solana verifier: JSON-RPC fetch + normalise behind the lookup guard
+ * (negative cache, one lookup per id, a cap on lookups in flight), then the shared `decide`.
+ */
+export function createSolanaVerifier(opts: SolanaVerifierOptions): ChainVerifier {
+  return guardedVerifier(createSolanaSource(opts), opts);
 }

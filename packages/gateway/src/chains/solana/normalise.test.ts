@@ -16,6 +16,8 @@ const PAYER_ATA = '4MnLQu3UHHFiEKLkA8hhxp5juKvvix8YfyeNwbKGjiSj';
 const PROVIDER = 'CfH5sgJZ6UixVBA2XCjSEQpmVo3gnJNPZ6vT4CyYErwY';
 const PLATFORM = 'EmS9ose81Hq3MAUgmARigTWX4ekBx2Zbtm2Sph8WKW9K';
 const OTHER = 'BPvvbU9iiDprmxG5JZxXUnpN6fAuTY4V6RZdFTfQL2G';
+const SIG_FEE_PAYER =
+  'DyXZZCSiBREJ8YZ5cULd7PVdKpbkhHvHJ7otbJmLJajJtRsyq1irMMqKimYeKvRmZ8Sc2qWLhKjYR4ekM8RSzkV';
 const MEMO = 'tollgate:v1:9c1e2b7f0a4d4e1b8f3c2a6d5e7b9c01';
 
 // biome-ignore lint/suspicious/noExplicitAny: fixtures are mutated freely in tests
@@ -32,6 +34,25 @@ function upcast(v: unknown): unknown {
     return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, upcast(x)]));
   return v;
 }
+
+/** The fixture's payment as the gateway quoted it, proven under `txHashOrDigest`. */
+const quoted = (txHashOrDigest = SIG): VerifyInput => ({
+  option: {
+    chain: 'solana',
+    network: 'mainnet',
+    asset: USDC,
+    memo: MEMO,
+    splits: [
+      { recipientType: 'provider', payTo: PROVIDER, amount: 900_000n },
+      { recipientType: 'platform', payTo: PLATFORM, amount: 100_000n },
+    ],
+  },
+  issuedAtMs: 1767225600_000 - 60_000,
+  expiresAtMs: 1767225600_000 + 240_000,
+  skewMs: 30_000,
+  payer: PAYER,
+  txHashOrDigest,
+});
 
 const topLevel = (tx: Json) => tx.transaction.message.instructions as Json[];
 const transfers = (tx: Json) => topLevel(tx).filter((i) => i.parsed?.type === 'transferChecked');
@@ -73,24 +94,7 @@ describe('normaliseSolanaTransaction on a mainnet-shaped USDC split payment', ()
   });
 
   it('passes the shared decision for the quoted option', () => {
-    const input: VerifyInput = {
-      option: {
-        chain: 'solana',
-        network: 'mainnet',
-        asset: USDC,
-        memo: MEMO,
-        splits: [
-          { recipientType: 'provider', payTo: PROVIDER, amount: 900_000n },
-          { recipientType: 'platform', payTo: PLATFORM, amount: 100_000n },
-        ],
-      },
-      issuedAtMs: 1767225600_000 - 60_000,
-      expiresAtMs: 1767225600_000 + 240_000,
-      skewMs: 30_000,
-      payer: PAYER,
-      txHashOrDigest: SIG,
-    };
-    expect(decide(input, normalise(fixture()), (a, b) => a === b)).toEqual({
+    expect(decide(quoted(), normalise(fixture()), (a, b) => a === b)).toEqual({
       status: 'verified',
       timeMs: 1767225600_000,
       legs: [
@@ -213,10 +217,36 @@ describe('normaliseSolanaTransaction on a mainnet-shaped USDC split payment', ()
     expect(normalise(tx).deltas.find((d) => d.owner === PROVIDER)).toBeUndefined();
   });
 
-  it('reports an unknown time when blockTime is null', () => {
+  it('reports an unknown time when blockTime is null, which decide() calls pending, not refused', () => {
     const tx = fixture();
     tx.blockTime = null;
     expect(normalise(tx).timeMs).toBeNull();
+    expect(decide(quoted(), normalise(tx), (a, b) => a === b)).toEqual({
+      status: 'pending',
+      reason: 'not_final',
+    });
+  });
+
+  it('names a multi-signer transaction by signatures[0], so a proof naming signatures[1] is refused', () => {
+    const tx = fixture();
+    // A fee payer signs first; the payer's signature is the second one.
+    tx.transaction.signatures = [SIG_FEE_PAYER, SIG];
+    tx.transaction.message.accountKeys.unshift({
+      pubkey: OTHER,
+      signer: true,
+      source: 'transaction',
+      writable: true,
+    });
+    for (const b of [...tx.meta.preTokenBalances, ...tx.meta.postTokenBalances]) b.accountIndex += 1;
+    const asked = normalise(tx);
+    expect(asked.id).toBe(SIG_FEE_PAYER);
+    expect(asked.signers).toEqual([OTHER, PAYER]);
+    expect(decide(quoted(), asked, (a, b) => a === b)).toEqual({
+      status: 'rejected',
+      reason: 'transaction_id_not_canonical',
+    });
+    const byId = normaliseSolanaTransaction(tx, { signature: SIG_FEE_PAYER, final: true, mint: USDC });
+    expect(decide(quoted(SIG_FEE_PAYER), byId, (a, b) => a === b).status).toBe('verified');
   });
 
   it('lists every signer, not only the fee payer', () => {

@@ -20,7 +20,10 @@ export class SolanaShapeError extends Error {
 }
 
 export interface NormaliseOptions {
-  /** The signature that was asked for; the answer must carry it. */
+  /**
+   * The signature that was asked for; the answer must carry it. The record's `id` is the
+   * transaction's first signature, which decide() requires the proof to name.
+   */
   signature: string;
   /** Whether the answer came back at the required commitment. */
   final: boolean;
@@ -85,6 +88,9 @@ export function normaliseSolanaTransaction(raw: unknown, opts: NormaliseOptions)
   if (!signatures.includes(opts.signature)) {
     throw new SolanaShapeError('the answer is for a different transaction');
   }
+  // The transaction's id: a real node files it under this one only.
+  const id = signatures[0];
+  if (typeof id !== 'string') throw new SolanaShapeError('transaction.signatures[0] is not a string');
 
   const keys = arr(message['accountKeys'], 'accountKeys').map((k, i) => {
     const key = obj(k, `accountKeys[${i}] (not jsonParsed?)`);
@@ -158,7 +164,7 @@ export function normaliseSolanaTransaction(raw: unknown, opts: NormaliseOptions)
   }
 
   return {
-    id: opts.signature,
+    id,
     final: opts.final,
     success: meta['err'] === null,
     timeMs,

@@ -77,6 +77,7 @@ export function createSolanaSource(opts: SolanaSourceOptions): TransactionSource
     chain: 'solana',
     network: opts.network,
     sameAsset: (a, b) => a === b && a === mint,
+    wellFormed: isSignatureString,
     async fetch(txHashOrDigest) {
       // Not a 64-byte base58 signature: no chain can have it.
       if (!isSignatureString(txHashOrDigest)) return null;

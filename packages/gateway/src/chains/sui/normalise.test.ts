@@ -99,6 +99,13 @@ describe('normaliseSuiTransaction on a mainnet-shaped USDC transfer', () => {
     expect(verify(f)).toEqual({ status: 'pending', reason: 'not_final' });
   });
 
+  it('treats a checkpointed transaction whose time the node does not report as pending, not refused', () => {
+    const f = fixture();
+    f.Transaction.timestampMs = null;
+    expect(normaliseSuiTransaction(f)).toMatchObject({ final: true, timeMs: null });
+    expect(verify(f)).toEqual({ status: 'pending', reason: 'not_final' });
+  });
+
   it('ignores balance changes of objects (owner kinds other than AddressOwner)', () => {
     const f = fixture();
     const legacy: SuiBalanceChange[] = [

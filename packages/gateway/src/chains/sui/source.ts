@@ -41,6 +41,11 @@ export interface SuiSourceOptions {
   client?: SuiReadClient;
 }
 
+/** A digest that is not 32 bytes of base58 names no transaction on any chain. */
+function isDigest(digest: unknown): digest is string {
+  return typeof digest === 'string' && isValidTransactionDigest(digest);
+}
+
 function isNotFound(e: unknown): boolean {
   if (e instanceof TransactionError && e.reason === 'notFound') return true;
   return e instanceof RpcError && e.code === GrpcStatusCode[GrpcStatusCode.NOT_FOUND];
@@ -74,9 +79,9 @@ export function createSuiSource(opts: SuiSourceOptions): TransactionSource {
   return {
     chain: 'sui',
     network: opts.network,
+    wellFormed: isDigest,
     async fetch(digest: string): Promise<ObservedTransaction | null> {
-      // A digest that is not 32 bytes of base58 names no transaction on any chain.
-      if (typeof digest !== 'string' || !isValidTransactionDigest(digest)) return null;
+      if (!isDigest(digest)) return null;
       const signal = AbortSignal.timeout(timeoutMs);
       let result: unknown;
       try {
