@@ -23,7 +23,7 @@ import { sandboxRoutes } from './http/sandbox.ts';
 import { createInferenceRuntime } from './inference/runtime.ts';
 import { loggerOptions } from './logger.ts';
 import { createCatalog } from './marketplace/catalog.ts';
-import { createMetrics } from './metrics.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 import { createPaymentGate } from './payments/gate.ts';
 import { createRequirementTokens } from './payments/requirement-token.ts';
 import { createForwarder } from './proxy/forward.ts';
@@ -171,7 +171,8 @@ export async function createGateway(
   opts: { logger?: boolean; sandbox?: SandboxChains } = {},
 ): Promise<Gateway> {
   const store = await openStore(config.databaseUrl);
-  const deps = assembleDeps(config, store, await createVerifiers(config));
+  const metrics = createMetrics(); // shared with the verifiers (chain lookups)
+  const deps = assembleDeps(config, store, await createVerifiers(config, metrics), { metrics });
   const app = await buildApp(deps, opts);
   let prune: NodeJS.Timeout | undefined;
   return {
@@ -237,19 +238,23 @@ async function probeTargets(store: Store): Promise<ProbeTarget[]> {
 
 export async function createVerifiers(
   config: Readonly<Config>,
+  metrics?: Metrics,
 ): Promise<Partial<Record<ChainId, ChainVerifier>>> {
   const verifiers: Partial<Record<ChainId, ChainVerifier>> = {};
+  // Each chain's lookups by outcome (rpc, negative_cache_hit, over_capacity, ...): chains/guard.ts.
+  const onLookup = (chain: ChainId, outcome: string) => metrics?.chainLookups.inc({ chain, outcome });
   if (config.solanaRpcUrl) {
     const { createSolanaVerifier } = await import('./chains/solana/index.ts');
     verifiers.solana = createSolanaVerifier({
       rpcUrl: config.solanaRpcUrl,
       network: config.chainNetwork,
       commitment: config.solanaCommitment,
+      onLookup,
     });
   }
   if (config.suiRpcUrl) {
     const { createSuiVerifier } = await import('./chains/sui/index.ts');
-    verifiers.sui = createSuiVerifier({ rpcUrl: config.suiRpcUrl, network: config.chainNetwork });
+    verifiers.sui = createSuiVerifier({ rpcUrl: config.suiRpcUrl, network: config.chainNetwork, onLookup });
   }
   return verifiers;
 }

@@ -8,6 +8,8 @@ export interface Metrics {
   payments: Counter<'chain' | 'outcome'>;
   upstream: Counter<'outcome'>;
   endpointHealthy: Gauge<'project' | 'endpoint'>;
+  /** Chain transaction lookups by chain and outcome (chains/guard.ts LookupOutcome). */
+  chainLookups: Counter<'chain' | 'outcome'>;
 }
 
 export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
@@ -44,6 +46,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       name: 'tollgate_endpoint_healthy',
       help: '1 when the endpoint is healthy, 0 when not',
       labelNames: ['project', 'endpoint'],
+      registers: [registry],
+    }),
+    chainLookups: new Counter({
+      name: 'tollgate_chain_lookups_total',
+      help: 'Chain transaction lookups by chain and outcome: rpc (asked the node), coalesced (joined the same id in flight), negative_cache_hit (the chain did not know the id moments ago), over_capacity (refused: too many in flight), malformed (not a transaction id)',
+      labelNames: ['chain', 'outcome'],
       registers: [registry],
     }),
   };
