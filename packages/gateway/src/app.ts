@@ -24,8 +24,9 @@ import { createInferenceRuntime } from './inference/runtime.ts';
 import { loggerOptions } from './logger.ts';
 import { createCatalog } from './marketplace/catalog.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
-import { createPaymentGate } from './payments/gate.ts';
+import { createProofChecks } from './payments/gate.ts';
 import { createRequirementTokens } from './payments/requirement-token.ts';
+import { createSettlement } from './payments/settle.ts';
 import { createForwarder } from './proxy/forward.ts';
 import type { SandboxChains } from './sandbox-mode.ts';
 import { serverTimeoutOptions } from './server-options.ts';
@@ -65,7 +66,10 @@ export async function buildApp(
     ...serverTimeoutOptions(deps.config),
   });
   installErrorHandling(app);
-  if (opts.logger !== false) deps.gate.useLogger?.(app.log);
+  if (opts.logger !== false) {
+    deps.proofs.useLogger(app.log);
+    deps.settlement.useLogger(app.log);
+  }
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -128,18 +132,27 @@ export function assembleDeps(
   const tokens =
     overrides.tokens ??
     createRequirementTokens(keyRing(config.secret, config.previousSecret, 'requirement-token/v1'));
-  const gate =
-    overrides.gate ??
-    createPaymentGate({
+  const proofs =
+    overrides.proofs ??
+    createProofChecks({
       tokens,
-      store,
       verifiers,
       metrics,
       now,
-      requirementTtlSec: config.requirementTtlSec,
       skewMs: config.clockSkewSec * 1000,
-      leaseMs: config.leaseMs,
       lateProofMs: LATE_PROOF_MS,
+    });
+  const settlement =
+    overrides.settlement ??
+    createSettlement({
+      checks: proofs,
+      tokens,
+      redemptions: store.redemptions,
+      metrics,
+      now,
+      requirementTtlSec: config.requirementTtlSec,
+      leaseMs: config.leaseMs,
+      paidRetryAfterSec: config.paidRetryAfterSec,
     });
   return {
     config,
@@ -148,7 +161,8 @@ export function assembleDeps(
     verifiers,
     secretBox: createSecretBox(keyRing(config.secret, config.previousSecret, 'origin-secrets/v1')),
     tokens,
-    gate,
+    proofs,
+    settlement,
     catalog: createCatalog(store, CATALOG_TTL_MS, now),
     forwarder: createForwarder({
       allowPrivate: config.allowPrivateOrigins,

@@ -43,6 +43,7 @@ const envSchema = z.object({
   TOLLGATE_SESSION_TTL_SEC: int(60, 30 * 86_400).default(86_400),
   TOLLGATE_HEALTH_INTERVAL_MS: int(0, 3_600_000).default(30_000),
   TOLLGATE_LEASE_MS: int(1000, 3_600_000).default(60_000),
+  TOLLGATE_PAID_RETRY_AFTER_SEC: int(0, 3600).default(2),
   TOLLGATE_MAX_BODY_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
   TOLLGATE_MAX_RESPONSE_BYTES: int(1024, 256 * 1024 * 1024).default(10 * 1024 * 1024),
   TOLLGATE_RESPONSE_RETENTION_HOURS: int(1, 24 * 30).default(24),
@@ -88,6 +89,8 @@ export interface Config {
   sessionTtlSec: number;
   healthIntervalMs: number;
   leaseMs: number;
+  /** After a paid attempt's upstream failed, the same proof may try again after this long (the retry budget). */
+  paidRetryAfterSec: number;
   maxBodyBytes: number;
   maxResponseBytes: number;
   responseRetentionHours: number;
@@ -196,6 +199,7 @@ export function loadConfig(
     sessionTtlSec: e.TOLLGATE_SESSION_TTL_SEC,
     healthIntervalMs: e.TOLLGATE_HEALTH_INTERVAL_MS,
     leaseMs: e.TOLLGATE_LEASE_MS,
+    paidRetryAfterSec: e.TOLLGATE_PAID_RETRY_AFTER_SEC,
     maxBodyBytes: e.TOLLGATE_MAX_BODY_BYTES,
     maxResponseBytes: e.TOLLGATE_MAX_RESPONSE_BYTES,
     responseRetentionHours: e.TOLLGATE_RESPONSE_RETENTION_HOURS,

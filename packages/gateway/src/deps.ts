@@ -6,8 +6,9 @@ import type { HealthMonitor } from './health/endpoint-health.ts';
 import type { InferenceRuntime } from './inference/runtime.ts';
 import type { Catalog } from './marketplace/catalog.ts';
 import type { Metrics } from './metrics.ts';
-import type { PaymentGate } from './payments/gate.ts';
+import type { ProofChecks } from './payments/gate.ts';
 import type { RequirementTokens } from './payments/requirement-token.ts';
+import type { Settlement } from './payments/settle.ts';
 import type { Forwarder } from './proxy/forward.ts';
 import type { Store } from './store/store.ts';
 
@@ -21,8 +22,10 @@ export interface Deps {
   secretBox: SecretBox;
   /** Signs and checks paymentRequirementId tokens. */
   tokens: RequirementTokens;
-  /** The shared payment pipeline (marketplace and inference). */
-  gate: PaymentGate;
+  /** Proof decoding, binding and on-chain verification. */
+  proofs: ProofChecks;
+  /** The life of every paid request (admit, lease, deliver | fail | abandon): marketplace and inference. */
+  settlement: Settlement;
   /** Cached provider catalogue for the /p hot path. */
   catalog: Catalog;
   forwarder: Forwarder;

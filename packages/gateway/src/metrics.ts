@@ -7,6 +7,8 @@ export interface Metrics {
   httpDuration: Histogram<'route'>;
   payments: Counter<'chain' | 'outcome'>;
   upstream: Counter<'outcome'>;
+  /** Steps of a paid request's life (settle.ts): claim, deliver, fail, abandon, renew, lookup, by outcome. */
+  settlement: Counter<'step' | 'outcome'>;
   endpointHealthy: Gauge<'project' | 'endpoint'>;
   /** Chain transaction lookups by chain and outcome (chains/guard.ts LookupOutcome). */
   chainLookups: Counter<'chain' | 'outcome'>;
@@ -40,6 +42,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       name: 'tollgate_upstream_requests_total',
       help: 'Forwarded requests by outcome',
       labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    settlement: new Counter({
+      name: 'tollgate_settlement_steps_total',
+      help: 'Steps of paid requests by step (claim, deliver, fail, abandon, renew, lookup) and outcome (ok, a failure reason, lease_lost, db_error)',
+      labelNames: ['step', 'outcome'],
       registers: [registry],
     }),
     endpointHealthy: new Gauge({

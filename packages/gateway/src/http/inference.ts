@@ -8,12 +8,7 @@ import type { Deps } from '../deps.ts';
 import { sendError } from '../errors.ts';
 import { capForBudget, countChatPrompt, planChat, upstreamChatBody } from '../inference/chat-plan.ts';
 import { parseChatRequest, parseJsonBody, validate } from '../inference/chat-request.ts';
-import {
-  keepLeaseAlive,
-  sendPaidJson,
-  sendUpstreamFailure,
-  sendUpstreamProblem,
-} from '../inference/deliver.ts';
+import { sendPaidJson, sendUpstreamFailure, sendUpstreamProblem } from '../inference/deliver.ts';
 import { embeddingsRequestSchema, planEmbeddings } from '../inference/embeddings-request.ts';
 import { abortOnClientClose, charge, modelFor, rawBody, runChat } from '../inference/paid-call.ts';
 import { failed, type Json } from '../inference/upstreams/upstream.ts';
@@ -60,11 +55,11 @@ async function chatCompletions(
       price: plan.price,
       pricingSourceVersion: model.pricingSourceVersion,
     },
-    async (lease) => {
+    async (paid) => {
       // Same body and catalogue as quoted give the plan's own cap; the paid price bounds it regardless.
-      const maxTokens = lease ? capForBudget(model, plan, lease.claims.price) : plan.maxTokens;
+      const maxTokens = paid ? capForBudget(model, plan, paid.claims.price) : plan.maxTokens;
       if (maxTokens < 1) {
-        if (lease) await lease.release();
+        await paid?.abandon('quote_outdated');
         return sendError(reply, 'conflict', 'the price paid no longer covers this request', {
           reason: 'quote_outdated',
         });
@@ -72,7 +67,7 @@ async function chatCompletions(
       return runChat({
         reply,
         deps,
-        lease,
+        paid,
         model,
         upstream: await deps.inference.chat(model),
         body: upstreamChatBody(model, req, maxTokens),
@@ -100,18 +95,17 @@ async function embeddings(request: FastifyRequest, reply: FastifyReply, deps: De
       price: plan.price,
       pricingSourceVersion: model.pricingSourceVersion,
     },
-    async (lease) => {
+    async (paid) => {
       const upstream = await deps.inference.embeddings(model);
       const upstreamModel = model.upstream.type === 'openai' ? (model.upstream.model ?? model.id) : model.id;
-      const abort = abortOnClientClose(reply);
-      const stop = keepLeaseAlive(lease, deps.config.leaseMs);
-      const r = await upstream.embed({ ...req, model: upstreamModel }, abort.signal).finally(stop);
-      if (!r.ok) return sendUpstreamProblem(reply, lease, r);
+      const abort = abortOnClientClose(reply, paid);
+      const r = await upstream.embed({ ...req, model: upstreamModel }, abort.signal);
+      if (!r.ok) return sendUpstreamProblem(reply, paid, r);
       if (!Array.isArray(r.value.data))
-        return sendUpstreamFailure(reply, lease, failed('upstream_error', 'bad_response'));
+        return sendUpstreamFailure(reply, paid, failed('upstream_error', 'bad_response'));
       const body: Json = { ...r.value, model: model.id };
       if (!body.usage) body.usage = { prompt_tokens: plan.inputTokens, total_tokens: plan.inputTokens };
-      return sendPaidJson(reply, lease, 200, body);
+      return sendPaidJson(reply, paid, 200, body);
     },
   );
 }

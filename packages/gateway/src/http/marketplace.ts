@@ -1,7 +1,8 @@
 /**
- * ANY /p/:projectSlug/* — the paid proxy. Order: vet the path (invalid_path), find
- * the endpoint (endpoint_not_found), check availability (endpoint_unavailable, never
- * 402), then the payment gate, then forward and settle.
+ * ANY /p/:projectSlug/* — the paid proxy. Order: vet the path (invalid_path), then
+ * settlement: a proof bound to this request first (replay, or a paid attempt unless the
+ * endpoint was switched off or removed); anything else gets endpoint_not_found,
+ * endpoint_unavailable (never a 402) or the 402. Then forward and deliver.
  */
 import { EMPTY_BODY_SHA256, sha256Hex } from '@tollgate/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -11,29 +12,19 @@ import { endpointKey } from '../marketplace/catalog.ts';
 import { flattenHeaders, streamAndSettle } from '../marketplace/deliver.ts';
 import { splitMarketplaceTarget } from '../marketplace/paths.ts';
 import { marketplaceQuote } from '../marketplace/quote.ts';
-import type { PaidLease } from '../payments/gate.ts';
-import { answerGateOutcome, failedReceipt } from '../payments/respond.ts';
+import { answerAdmission, sendRetryable } from '../payments/respond.ts';
+import { isDeliverable, type PaidRequest, type Refusal, type RetryTerms } from '../payments/settle.ts';
 import { readCapped } from '../proxy/forward.ts';
 import type { OriginAuth } from '../proxy/forward-headers.ts';
 import { CLIENT_ABORTED_CODE } from '../proxy/upstream-error.ts';
-import type { Api } from '../store/store.ts';
+import type { Api, Endpoint } from '../store/store.ts';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 export function marketplaceRoutes(app: FastifyInstance, deps: Deps): void {
   // The scheme callers use to reach us (TLS usually ends in front of the gateway).
   const forwardedProto = new URL(deps.config.publicBaseUrl).protocol.replace(':', '');
-  const handler = async (req: FastifyRequest, reply: FastifyReply) => {
-    const paid: { lease: PaidLease | null } = { lease: null };
-    try {
-      return await handle(req, reply, deps, forwardedProto, paid);
-    } catch (err) {
-      // Whatever failed after the payment was claimed, the payer keeps it for a retry
-      // now rather than when the lease runs out. (A settled lease ignores this.)
-      await paid.lease?.release().catch(() => false);
-      throw err;
-    }
-  };
+  const handler = (req: FastifyRequest, reply: FastifyReply) => handle(req, reply, deps, forwardedProto);
   app.register(async (scope) => {
     // Raw bytes for every content type: the bytes hashed are the bytes forwarded.
     scope.removeAllContentTypeParsers();
@@ -47,12 +38,18 @@ export function marketplaceRoutes(app: FastifyInstance, deps: Deps): void {
   });
 }
 
+const unavailable = (reason: string, message = 'this endpoint is currently unavailable'): Refusal => ({
+  code: 'endpoint_unavailable',
+  message,
+  extra: { reason },
+  headers: { 'retry-after': '30' },
+});
+
 async function handle(
   request: FastifyRequest,
   reply: FastifyReply,
   deps: Deps,
   forwardedProto: string,
-  paid: { lease: PaidLease | null },
 ): Promise<FastifyReply> {
   const target = splitMarketplaceTarget(request.url);
   if (!target.ok)
@@ -60,113 +57,139 @@ async function handle(
 
   const entry = await deps.catalog.get(target.slug);
   const endpoint = entry?.endpoints.get(endpointKey(request.method, target.path));
-  if (!entry || !endpoint) {
-    return sendError(
-      reply,
-      'endpoint_not_found',
-      `no endpoint ${request.method} /${target.path} in project ${target.slug}`,
-    );
-  }
-  const api = entry.apis.get(endpoint.apiId);
-  if (!endpoint.enabled || !api || !deps.health.isHealthy(endpoint.id)) {
-    return sendError(
-      reply,
-      'endpoint_unavailable',
-      'this endpoint is currently unavailable',
-      {
-        reason: !endpoint.enabled ? 'disabled' : !api ? 'no_origin' : 'unhealthy',
-      },
-      { 'retry-after': '30' },
-    );
-  }
-
-  const quote = marketplaceQuote(target.slug, endpoint, entry.rails, deps.config, deps.verifiers);
-  if (quote.options.length === 0 && quote.price + quote.fee > 0n) {
-    return sendError(
-      reply,
-      'endpoint_unavailable',
-      'this endpoint has no payment rail that can be used now',
-      {
-        reason: 'no_payment_rail',
-      },
-    );
-  }
-
+  const api = endpoint ? entry?.apis.get(endpoint.apiId) : undefined;
   const body = Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : null;
-  const facts = {
-    method: request.method,
-    pathWithQuery: target.pathWithQuery,
-    bodySha256: body ? sha256Hex(body) : EMPTY_BODY_SHA256,
-  };
   const header = request.headers['x-payment'];
-  const outcome = await deps.gate.process(Array.isArray(header) ? header[0] : header, facts, quote);
-
-  const answered = answerGateOutcome(reply, outcome);
-  if (answered) return answered;
-  const lease: PaidLease | null = outcome.kind === 'paid' ? outcome.lease : null;
-  paid.lease = lease;
-
-  const abort = new AbortController();
-  request.raw.once('close', () => {
-    if (!reply.raw.writableFinished) abort.abort();
+  const admission = await deps.settlement.admit({
+    header: Array.isArray(header) ? header[0] : header,
+    facts: {
+      method: request.method,
+      pathWithQuery: target.pathWithQuery,
+      bodySha256: body ? sha256Hex(body) : EMPTY_BODY_SHA256,
+    },
+    subject: endpoint ? `ep:${endpoint.id}` : null,
+    // Unpaid requests: health, the switch and the rails decide whether a 402 is issued.
+    quote: () => {
+      if (!entry || !endpoint) {
+        return {
+          code: 'endpoint_not_found',
+          message: `no endpoint ${request.method} /${target.path} in project ${target.slug}`,
+        };
+      }
+      if (!endpoint.enabled) return unavailable('disabled');
+      if (!api) return unavailable('no_origin');
+      if (!deps.health.isHealthy(endpoint.id)) return unavailable('unhealthy');
+      const quote = marketplaceQuote(target.slug, endpoint, entry.rails, deps.config, deps.verifiers);
+      if (quote.options.length === 0 && quote.price + quote.fee > 0n) {
+        return unavailable('no_payment_rail', 'this endpoint has no payment rail that can be used now');
+      }
+      return quote;
+    },
+    // A paid proof gets its upstream attempt whatever health says, unless the provider
+    // switched the endpoint off or removed it.
+    servePaid: () =>
+      !endpoint
+        ? unavailable('deleted')
+        : !endpoint.enabled
+          ? unavailable('disabled')
+          : !api
+            ? unavailable('no_origin')
+            : null,
   });
-  const auth = originAuth(api, deps);
+  const answered = answerAdmission(reply, admission);
+  if (answered || !endpoint || !api || !entry) return answered ?? reply;
+  const paid = admission.kind === 'paid' ? admission.paid : null;
+  return deps.settlement.serve(paid, () =>
+    forwardAndDeliver({
+      request,
+      reply,
+      deps,
+      forwardedProto,
+      paid,
+      api,
+      body,
+      target,
+      endpoint,
+      project: entry.project.slug,
+    }),
+  );
+}
+
+interface Forwarding {
+  request: FastifyRequest;
+  reply: FastifyReply;
+  deps: Deps;
+  forwardedProto: string;
+  paid: PaidRequest | null;
+  api: Api;
+  endpoint: Endpoint;
+  project: string;
+  body: Buffer | null;
+  target: { path: string; query: string };
+}
+
+async function forwardAndDeliver(f: Forwarding): Promise<FastifyReply> {
+  const { request, reply, deps, paid, endpoint, project } = f;
+  // An unpaid request stops when its client leaves. A paid one is read to its end and
+  // stored whatever the client does, so one payment never runs the upstream twice.
+  let abort: AbortController | null = null;
+  if (!paid) {
+    const controller = new AbortController();
+    abort = controller;
+    request.raw.once('close', () => {
+      if (!reply.raw.writableFinished) controller.abort();
+    });
+  }
   const result = await deps.forwarder.forward({
-    baseUrl: api.baseUrl,
-    path: target.path,
-    query: target.query,
+    baseUrl: f.api.baseUrl,
+    path: f.target.path,
+    query: f.target.query,
     method: request.method,
     headers: request.headers,
-    body,
-    auth,
+    body: f.body,
+    auth: originAuth(f.api, deps),
     timeoutMs: endpoint.timeoutMs,
     clientIp: request.ip,
-    forwardedProto,
+    forwardedProto: f.forwardedProto,
     forwardedHost: String(request.headers.host ?? ''),
     requestId: String(request.id),
-    signal: abort.signal,
+    ...(abort ? { signal: abort.signal } : {}),
   });
+  const healthFailure = (terms: RetryTerms | null) => {
+    // One proof's failures count once; a caller that hung up says nothing about the upstream.
+    if (!terms || terms.countsForHealth) deps.health.recordFailure(endpoint.id, project);
+  };
 
-  const project = entry.project.slug;
   if (!result.ok) {
-    // A caller that hung up says nothing about the upstream; counting it would let anyone
-    // knock an endpoint out (503) by disconnecting mid-request.
-    const clientGone = result.detail === CLIENT_ABORTED_CODE || abort.signal.aborted;
-    if (!clientGone) deps.health.recordFailure(endpoint.id, project);
+    const clientGone = result.detail === CLIENT_ABORTED_CODE || abort?.signal.aborted === true;
     deps.metrics.upstream.inc({ outcome: clientGone ? 'client_aborted' : result.error });
-    if (lease) await lease.release();
-    const code = result.error === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error';
-    return sendError(
-      reply,
-      code,
-      result.error === 'upstream_timeout'
-        ? 'the upstream did not answer in time'
-        : 'the upstream could not be reached',
-      {
-        retryable: lease !== null,
-        reason: result.error,
-      },
-      lease ? { 'x-payment-response': failedReceipt(lease) } : {},
-    );
+    const timeout = result.error === 'upstream_timeout';
+    const code = timeout ? 'upstream_timeout' : 'upstream_error';
+    const message = timeout ? 'the upstream did not answer in time' : 'the upstream could not be reached';
+    if (!paid) {
+      if (!clientGone) healthFailure(null);
+      return sendError(reply, code, message, { retryable: false, reason: result.error });
+    }
+    const terms = await paid.fail(result.detail);
+    healthFailure(terms);
+    return sendRetryable(reply, code, message, terms, { reason: result.error });
   }
 
-  if (result.status >= 500 && lease) {
-    deps.health.recordFailure(endpoint.id, project);
-    deps.metrics.upstream.inc({ outcome: 'upstream_5xx' });
+  if (paid && !isDeliverable(result.status)) {
+    deps.metrics.upstream.inc({
+      outcome: result.status >= 500 ? 'upstream_5xx' : `upstream_${result.status}`,
+    });
     // Drain (bounded) so the pooled connection can be reused, then give the payment back.
     await readCapped(result.body, 64 * 1024).catch(() => undefined);
-    await lease.release();
-    return sendError(
-      reply,
-      'upstream_error',
-      `the upstream answered ${result.status}; retry with the same X-PAYMENT`,
-      { retryable: true, upstreamStatus: result.status },
-      { 'x-payment-response': failedReceipt(lease) },
-    );
+    const terms = await paid.fail(`status_${result.status}`);
+    healthFailure(terms);
+    return sendRetryable(reply, 'upstream_error', `the upstream answered ${result.status}`, terms, {
+      upstreamStatus: result.status,
+    });
   }
 
   // Requests that needed no payment get the upstream's answer as it is, 5xx included.
-  if (result.status >= 500) deps.health.recordFailure(endpoint.id, project);
+  if (result.status >= 500) healthFailure(null);
   else deps.health.recordSuccess(endpoint.id, project);
   deps.metrics.upstream.inc({ outcome: result.status >= 500 ? 'upstream_5xx' : 'ok' });
   return streamAndSettle(
@@ -174,10 +197,13 @@ async function handle(
     result.status,
     flattenHeaders(result.headers),
     result.body,
-    lease,
+    paid,
     deps.config.maxResponseBytes,
-    (delivered) => {
-      if (!delivered) deps.metrics.upstream.inc({ outcome: 'cut' });
+    (s) => {
+      if (!s.delivered) {
+        deps.metrics.upstream.inc({ outcome: 'cut' });
+        healthFailure(s.terms);
+      }
     },
   );
 }

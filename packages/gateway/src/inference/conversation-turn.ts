@@ -10,18 +10,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { sendError } from '../errors.ts';
-import type { PaidLease } from '../payments/gate.ts';
+import type { PaidRequest } from '../payments/settle.ts';
 import { type Conversation, type ConversationItem, UniqueViolationError } from '../store/store.ts';
 import { capForBudget, countChatPrompt, planChat, upstreamChatBody } from './chat-plan.ts';
 import type { ChatMessage, ChatRequest } from './chat-request.ts';
 import { allItems, itemView, type TurnRequest } from './conversations.ts';
-import {
-  keepLeaseAlive,
-  sendPaidJson,
-  sendUpstreamFailure,
-  sendUpstreamProblem,
-  streamChat,
-} from './deliver.ts';
+import { sendPaidJson, sendUpstreamFailure, sendUpstreamProblem, streamChat } from './deliver.ts';
 import { abortOnClientClose, charge, choiceTexts, countedUsage, modelFor } from './paid-call.ts';
 import { sseEvent } from './upstreams/sse.ts';
 import { failed, type Json } from './upstreams/upstream.ts';
@@ -63,7 +57,7 @@ export async function conversationTurn(
   ];
   const chat: ChatRequest = { ...params, model: model.id, messages };
   const tok = await deps.inference.tokenizer(model);
-  const plan = planChat(model, chat, countChatPrompt(tok, messages));
+  const plan = planChat(model, chat, countChatPrompt(tok, messages, chat));
   return charge(
     request,
     reply,
@@ -75,21 +69,21 @@ export async function conversationTurn(
       price: plan.price,
       pricingSourceVersion: model.pricingSourceVersion,
     },
-    async (lease) => {
+    async (paid) => {
       const stream = turn.stream === true;
-      const redemptionId = lease?.redemption.id ?? null;
-      if (lease) {
+      const redemptionId = paid?.redemptionId ?? null;
+      if (paid) {
         const stored = history.filter((i) => i.redemptionId === redemptionId);
         if (stored.length > 0) {
           return stream
-            ? sendStoredTurnStream(reply, lease, conv, model.id, stored)
-            : sendPaidJson(reply, lease, 200, turnResponse(conv, model.id, stored, null));
+            ? sendStoredTurnStream(reply, paid, conv, model.id, stored)
+            : sendPaidJson(reply, paid, 200, turnResponse(conv, model.id, stored, null));
         }
       }
       // The history may have grown since the quote; the price paid still bounds the cap.
-      const maxTokens = lease ? capForBudget(model, plan, lease.claims.price) : plan.maxTokens;
+      const maxTokens = paid ? capForBudget(model, plan, paid.claims.price) : plan.maxTokens;
       if (maxTokens < 1) {
-        if (lease) await lease.release();
+        await paid?.abandon('history_changed');
         return sendError(
           reply,
           'conflict',
@@ -122,18 +116,16 @@ export async function conversationTurn(
 
       const upstream = await deps.inference.chat(model);
       const body = upstreamChatBody(model, { ...chat, stream }, maxTokens);
-      const abort = abortOnClientClose(reply);
-      const stop = keepLeaseAlive(lease, deps.config.leaseMs);
+      const abort = abortOnClientClose(reply, paid);
       if (stream) {
-        const r = await upstream.stream(body, abort.signal).finally(stop);
-        if (!r.ok) return sendUpstreamProblem(reply, lease, r);
+        const r = await upstream.stream(body, abort.signal);
+        if (!r.ok) return sendUpstreamProblem(reply, paid, r);
         return streamChat({
           reply,
-          lease,
+          paid,
           chunks: r.value,
           publicModel: model.id,
           maxStoredBytes: deps.config.maxResponseBytes,
-          leaseMs: deps.config.leaseMs,
           abort,
           usageFallback: (sum) => countedUsage(tok, plan.promptTokens, [sum.content]),
           beforeDone: async (sum) => {
@@ -143,19 +135,19 @@ export async function conversationTurn(
         });
       }
 
-      const r = await upstream.complete(body, abort.signal).finally(stop);
-      if (!r.ok) return sendUpstreamProblem(reply, lease, r);
+      const r = await upstream.complete(body, abort.signal);
+      if (!r.ok) return sendUpstreamProblem(reply, paid, r);
       if (!Array.isArray(r.value.choices))
-        return sendUpstreamFailure(reply, lease, failed('upstream_error', 'bad_response'));
+        return sendUpstreamFailure(reply, paid, failed('upstream_error', 'bad_response'));
       const completion: Json = { ...r.value, model: model.id };
       const text = choiceTexts(completion)[0] ?? '';
       completion.usage ??= countedUsage(tok, plan.promptTokens, [text]);
       const items = await storeTurn(text, completion.usage as Json);
       if (!items) {
-        if (lease) await lease.release();
+        await paid?.abandon('conversation_gone');
         return sendError(reply, 'not_found', 'the conversation no longer exists');
       }
-      return sendPaidJson(reply, lease, 200, turnResponse(conv, model.id, items, completion));
+      return sendPaidJson(reply, paid, 200, turnResponse(conv, model.id, items, completion));
     },
   );
 }
@@ -163,7 +155,7 @@ export async function conversationTurn(
 /** A turn stored by an earlier attempt under this payment, sent again as a stream. */
 async function sendStoredTurnStream(
   reply: FastifyReply,
-  lease: PaidLease,
+  paid: PaidRequest,
   conv: Conversation,
   model: string,
   items: ConversationItem[],
@@ -193,6 +185,6 @@ async function sendStoredTurnStream(
   ];
   const text = events.map((e) => sseEvent(JSON.stringify(e))).join('') + sseEvent('[DONE]');
   const headers = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
-  await lease.complete({ status: 200, headers, body: Buffer.from(text) });
-  return reply.code(200).headers(headers).header('x-payment-response', lease.receiptHeader).send(text);
+  await paid.deliver({ status: 200, headers, body: Buffer.from(text) });
+  return reply.code(200).headers(headers).header('x-payment-response', paid.receiptHeader).send(text);
 }

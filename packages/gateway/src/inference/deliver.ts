@@ -1,56 +1,45 @@
 /**
  * Delivering a paid inference call and settling its payment (DESIGN §4.5): a JSON
- * answer is stored for replay (lease.complete) before it is sent; an SSE stream is
- * stored and completed only once the upstream finished it with `[DONE]`. Anything
- * that fails before the answer is whole gives the payment back (lease.release) so
- * the same X-PAYMENT can be sent again.
+ * answer is stored for replay (paid.deliver) before it is sent; an SSE stream is
+ * stored and delivered once the upstream finished it with `[DONE]`, and is read to
+ * that end even when the client left. Only an upstream that fails before the answer is
+ * whole gives the payment back (paid.fail), so the same X-PAYMENT can be sent again.
  */
 import type { FastifyReply } from 'fastify';
 import { sendError } from '../errors.ts';
-import type { PaidLease } from '../payments/gate.ts';
-import { failedReceipt, keepLeaseAlive, NOT_RETAINED } from '../payments/respond.ts';
+import { NOT_RETAINED, sendRetryable } from '../payments/respond.ts';
+import type { PaidRequest } from '../payments/settle.ts';
 import type { StoredResponse } from '../store/store.ts';
 import { sseEvent } from './upstreams/sse.ts';
 import { type Json, UpstreamCut, type UpstreamFailure, type UpstreamRejected } from './upstreams/upstream.ts';
-
-export { answerGateOutcome, keepLeaseAlive } from '../payments/respond.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** An upstream that failed before answering: give the payment back and say it is retryable. */
 export async function sendUpstreamFailure(
   reply: FastifyReply,
-  lease: PaidLease | null,
+  paid: PaidRequest | null,
   f: UpstreamFailure,
 ): Promise<FastifyReply> {
-  if (lease) await lease.release();
-  const timeout = f.error === 'upstream_timeout';
-  return sendError(
-    reply,
-    f.error,
-    `${timeout ? 'the model did not answer in time' : 'the model upstream failed'}${lease ? '; retry with the same X-PAYMENT' : ''}`,
-    {
-      retryable: lease !== null,
-      reason: f.reason,
-      ...(f.status !== undefined ? { upstreamStatus: f.status } : {}),
-    },
-    lease ? { 'x-payment-response': failedReceipt(lease), 'retry-after': '1' } : {},
-  );
+  const message =
+    f.error === 'upstream_timeout' ? 'the model did not answer in time' : 'the model upstream failed';
+  const extra = { reason: f.reason, ...(f.status !== undefined ? { upstreamStatus: f.status } : {}) };
+  if (!paid) return sendError(reply, f.error, message, { ...extra, retryable: false });
+  return sendRetryable(reply, f.error, message, await paid.fail(f.reason), extra);
 }
 
 /** Stores a JSON answer for replays (when paid), then sends it with the receipt. */
 export async function sendPaidJson(
   reply: FastifyReply,
-  lease: PaidLease | null,
+  paid: PaidRequest | null,
   status: number,
   body: Json,
 ): Promise<FastifyReply> {
   const bytes = Buffer.from(JSON.stringify(body));
   const headers = { 'content-type': JSON_TYPE };
-  if (lease) {
-    const stored: StoredResponse = { status, headers, body: bytes };
-    await lease.complete(stored);
-    reply.header('x-payment-response', lease.receiptHeader);
+  if (paid) {
+    await paid.deliver({ status, headers, body: bytes });
+    reply.header('x-payment-response', paid.receiptHeader);
   }
   return reply.code(status).headers(headers).send(bytes);
 }
@@ -58,19 +47,19 @@ export async function sendPaidJson(
 /** The upstream refused the request itself: that answer is what was paid for. */
 export function sendRejected(
   reply: FastifyReply,
-  lease: PaidLease | null,
+  paid: PaidRequest | null,
   r: UpstreamRejected,
 ): Promise<FastifyReply> {
-  return sendPaidJson(reply, lease, r.status, r.body);
+  return sendPaidJson(reply, paid, r.status, r.body);
 }
 
 /** Answers an upstream call that did not succeed: a refusal is delivered, a failure released. */
 export function sendUpstreamProblem(
   reply: FastifyReply,
-  lease: PaidLease | null,
+  paid: PaidRequest | null,
   r: UpstreamFailure | UpstreamRejected,
 ): Promise<FastifyReply> {
-  return r.kind === 'rejected' ? sendRejected(reply, lease, r) : sendUpstreamFailure(reply, lease, r);
+  return r.kind === 'rejected' ? sendRejected(reply, paid, r) : sendUpstreamFailure(reply, paid, r);
 }
 
 export interface StreamSummary {
@@ -83,12 +72,11 @@ export interface StreamSummary {
 
 export interface StreamOptions {
   reply: FastifyReply;
-  lease: PaidLease | null;
+  paid: PaidRequest | null;
   chunks: AsyncIterable<Json>;
   publicModel: string;
   maxStoredBytes: number;
-  leaseMs: number;
-  /** Aborts the upstream call; fired when the client goes away. */
+  /** Aborts the upstream call of an unpaid stream whose client went away. */
   abort: AbortController;
   /** Usage to report when the upstream sent none (counted by the gateway). */
   usageFallback(summary: StreamSummary): Json;
@@ -113,18 +101,18 @@ function trackChunk(chunk: Json, s: StreamSummary): void {
 /**
  * Streams chat chunks as SSE. Waits for the first chunk before sending headers, so a
  * failure up to then is an ordinary retryable JSON error. A stream the upstream cuts
- * later ends with an `error` event (no `[DONE]`) and the payment is given back.
+ * later ends with an `error` event (no `[DONE]`) and the payment is given back. A paid
+ * stream whose client left is still read to its end, stored and delivered, so the
+ * same proof replays it and never buys a second generation.
  */
 export async function streamChat(o: StreamOptions): Promise<FastifyReply> {
-  const { reply, lease } = o;
+  const { reply, paid } = o;
   const it = o.chunks[Symbol.asyncIterator]();
-  const stopRenew = keepLeaseAlive(lease, o.leaseMs);
   let next: IteratorResult<Json>;
   try {
     next = await it.next();
   } catch (e) {
-    stopRenew();
-    return sendUpstreamFailure(reply, lease, {
+    return sendUpstreamFailure(reply, paid, {
       ok: false,
       kind: 'failed',
       error: 'upstream_error',
@@ -141,7 +129,7 @@ export async function streamChat(o: StreamOptions): Promise<FastifyReply> {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
-      ...(lease ? { 'x-payment-response': lease.receiptHeader } : {}),
+      ...(paid ? { 'x-payment-response': paid.receiptHeader } : {}),
     });
     const kept: string[] = [];
     let keptBytes = 0;
@@ -170,21 +158,20 @@ export async function streamChat(o: StreamOptions): Promise<FastifyReply> {
       while (!next.done) {
         const chunk = { ...next.value, model: o.publicModel };
         trackChunk(chunk, summary);
+        // write() keeps a copy even once the client is gone: a paid stream goes on for it.
         if (!(await write(sseEvent(JSON.stringify(chunk))))) {
           clientGone = true;
-          break;
+          if (!paid) break;
         }
         next = await it.next();
       }
     } catch (e) {
       cut = e instanceof UpstreamCut ? e.reason : 'stream_failed';
     }
-    stopRenew();
 
-    if (clientGone) {
+    if (clientGone && !paid) {
       o.abort.abort();
       await it.return?.().catch(() => undefined);
-      if (lease) await lease.release();
       return reply;
     }
     const finalChunk = (fields: Json) =>
@@ -202,35 +189,39 @@ export async function streamChat(o: StreamOptions): Promise<FastifyReply> {
       summary.usage = o.usageFallback(summary);
       await write(finalChunk({ usage: summary.usage }));
     }
+    let notStored = false;
     if (cut === null && o.beforeDone) {
       // Runs once the answer is whole and before [DONE]: a conversation stores its turn here.
       const extra = await o.beforeDone(summary).catch(() => null);
-      if (extra === null) cut = 'not_stored';
+      if (extra === null) notStored = true;
       else await write(finalChunk(extra));
     }
-    if (cut !== null) {
+    if (cut !== null || notStored) {
       const error = {
-        message: `the model upstream cut the stream (${cut})${lease ? '; retry with the same X-PAYMENT' : ''}`,
+        message: `${cut !== null ? `the model upstream cut the stream (${cut})` : 'the answer could not be stored'}${paid ? '; retry with the same X-PAYMENT' : ''}`,
         type: 'upstream_error',
         code: 'upstream_error',
-        retryable: lease !== null,
+        retryable: paid !== null,
       };
       await write(sseEvent(JSON.stringify({ error })));
-      if (lease) await lease.release();
+      if (paid && cut !== null) await paid.fail(cut);
+      else if (paid) await paid.abandon('not_stored');
       return reply;
     }
-    await write(sseEvent('[DONE]'));
-    if (lease) {
+    const done = sseEvent('[DONE]');
+    if (paid) {
+      // Stored before the last event goes out: a retry the moment the client has it replays.
       const headers: Record<string, string> = {
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-cache',
       };
       const stored: StoredResponse =
-        keptBytes > o.maxStoredBytes
+        keptBytes + done.length > o.maxStoredBytes
           ? { status: 200, headers: { ...headers, [NOT_RETAINED]: '1' }, body: new Uint8Array() }
-          : { status: 200, headers, body: Buffer.from(kept.join('')) };
-      await lease.complete(stored);
+          : { status: 200, headers, body: Buffer.from(kept.join('') + done) };
+      await paid.deliver(stored);
     }
+    if (!raw.destroyed) raw.write(done);
     return reply;
   } finally {
     if (!raw.writableEnded) raw.end();

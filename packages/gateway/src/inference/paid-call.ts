@@ -6,17 +6,11 @@ import { EMPTY_BODY_SHA256, sha256Hex } from '@tollgate/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { ApiError } from '../errors.ts';
-import type { GateOutcome, PaidLease } from '../payments/gate.ts';
 import type { Quote } from '../payments/requirement.ts';
+import { answerAdmission } from '../payments/respond.ts';
+import type { Admission, PaidRequest } from '../payments/settle.ts';
 import type { ModelEntry } from './catalogue.ts';
-import {
-  answerGateOutcome,
-  keepLeaseAlive,
-  sendPaidJson,
-  sendUpstreamFailure,
-  sendUpstreamProblem,
-  streamChat,
-} from './deliver.ts';
+import { sendPaidJson, sendUpstreamFailure, sendUpstreamProblem, streamChat } from './deliver.ts';
 import { type InferenceQuoteInput, inferenceQuote } from './quote.ts';
 import type { Tokenizer } from './tokenizer.ts';
 import { type ChatUpstream, failed, type Json } from './upstreams/upstream.ts';
@@ -27,48 +21,47 @@ export function rawBody(request: FastifyRequest): Buffer | null {
 }
 
 /**
- * Prices a paid inference call and runs it through the payment gate. Either the gate
- * answers (402, error, replay), or `serve` serves the call with `lease` (null when
- * nothing had to be paid). Whatever `serve` throws before the lease settled gives the
- * payment back, so the same X-PAYMENT can be sent again at once.
+ * Prices a paid inference call and runs it through settlement. Either settlement
+ * answers (402, error, replay), or `serve` serves the call with `paid` (null when
+ * nothing had to be paid). Whatever `serve` throws before the payment settled gives
+ * it back at once, so the same X-PAYMENT can be sent again.
  */
 export async function charge(
   request: FastifyRequest,
   reply: FastifyReply,
   deps: Deps,
   input: InferenceQuoteInput,
-  serve: (lease: PaidLease | null) => Promise<FastifyReply>,
+  serve: (paid: PaidRequest | null) => Promise<FastifyReply>,
 ): Promise<FastifyReply> {
-  const outcome = await gate(request, deps, inferenceQuote(input, deps.config, deps.verifiers));
-  const answered = answerGateOutcome(reply, outcome);
+  const admission = await admit(request, deps, inferenceQuote(input, deps.config, deps.verifiers));
+  const answered = answerAdmission(reply, admission);
   if (answered) return answered;
-  const lease = outcome.kind === 'paid' ? outcome.lease : null;
-  try {
-    return await serve(lease);
-  } catch (err) {
-    // release() only touches a lease still in progress: a delivered answer stays delivered.
-    if (lease) await lease.release().catch(() => false);
-    throw err;
-  }
+  const paid = admission.kind === 'paid' ? admission.paid : null;
+  return deps.settlement.serve(paid, () => serve(paid));
 }
 
-export async function gate(request: FastifyRequest, deps: Deps, quote: Quote): Promise<GateOutcome> {
-  if (quote.options.length === 0 && quote.price + quote.fee > 0n) {
-    throw new ApiError(
-      'endpoint_unavailable',
-      'no chain can take payments right now',
-      { reason: 'no_payment_rail' },
-      { 'retry-after': '30' },
-    );
-  }
+export async function admit(request: FastifyRequest, deps: Deps, quote: Quote): Promise<Admission> {
   const raw = rawBody(request);
-  const facts = {
-    method: request.method,
-    pathWithQuery: request.url,
-    bodySha256: raw ? sha256Hex(raw) : EMPTY_BODY_SHA256,
-  };
   const header = request.headers['x-payment'];
-  return deps.gate.process(Array.isArray(header) ? header[0] : header, facts, quote);
+  return deps.settlement.admit({
+    header: Array.isArray(header) ? header[0] : header,
+    facts: {
+      method: request.method,
+      pathWithQuery: request.url,
+      bodySha256: raw ? sha256Hex(raw) : EMPTY_BODY_SHA256,
+    },
+    subject: quote.subject,
+    quote: () =>
+      quote.options.length === 0 && quote.price + quote.fee > 0n
+        ? {
+            code: 'endpoint_unavailable',
+            message: 'no chain can take payments right now',
+            extra: { reason: 'no_payment_rail' },
+            headers: { 'retry-after': '30' },
+          }
+        : quote,
+    servePaid: () => null,
+  });
 }
 
 /** The catalogue entry for a request's model, or a 404 `model_not_found` / 400 for the wrong kind. */
@@ -83,12 +76,17 @@ export function modelFor(deps: Deps, id: string, kind: ModelEntry['kind']): Mode
   return model;
 }
 
-/** An AbortController fired when the client goes away before the response is complete. */
-export function abortOnClientClose(reply: FastifyReply): AbortController {
+/**
+ * An AbortController fired when the client goes away before the response is complete,
+ * for unpaid calls only: a paid call runs to its end and is stored whatever the client does.
+ */
+export function abortOnClientClose(reply: FastifyReply, paid: PaidRequest | null): AbortController {
   const abort = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) abort.abort();
-  });
+  if (!paid) {
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) abort.abort();
+    });
+  }
   return abort;
 }
 
@@ -113,7 +111,7 @@ export function choiceTexts(completion: Json): string[] {
 export interface ChatCall {
   reply: FastifyReply;
   deps: Deps;
-  lease: PaidLease | null;
+  paid: PaidRequest | null;
   model: ModelEntry;
   upstream: ChatUpstream;
   body: Json;
@@ -124,29 +122,26 @@ export interface ChatCall {
 
 /** Calls the chat upstream and delivers the answer, settling the payment either way. */
 export async function runChat(c: ChatCall): Promise<FastifyReply> {
-  const abort = abortOnClientClose(c.reply);
+  const abort = abortOnClientClose(c.reply, c.paid);
   if (c.stream) {
-    const stopWaiting = keepLeaseAlive(c.lease, c.deps.config.leaseMs);
-    const r = await c.upstream.stream(c.body, abort.signal).finally(stopWaiting);
-    if (!r.ok) return sendUpstreamProblem(c.reply, c.lease, r);
+    const r = await c.upstream.stream(c.body, abort.signal);
+    if (!r.ok) return sendUpstreamProblem(c.reply, c.paid, r);
     return streamChat({
       reply: c.reply,
-      lease: c.lease,
+      paid: c.paid,
       chunks: r.value,
       publicModel: c.model.id,
       maxStoredBytes: c.deps.config.maxResponseBytes,
-      leaseMs: c.deps.config.leaseMs,
       abort,
       usageFallback: (s) => countedUsage(c.tok, c.promptTokens, [s.content]),
     });
   }
-  const stop = keepLeaseAlive(c.lease, c.deps.config.leaseMs);
-  const r = await c.upstream.complete(c.body, abort.signal).finally(stop);
-  if (!r.ok) return sendUpstreamProblem(c.reply, c.lease, r);
+  const r = await c.upstream.complete(c.body, abort.signal);
+  if (!r.ok) return sendUpstreamProblem(c.reply, c.paid, r);
   if (!Array.isArray(r.value.choices)) {
-    return sendUpstreamFailure(c.reply, c.lease, failed('upstream_error', 'bad_response'));
+    return sendUpstreamFailure(c.reply, c.paid, failed('upstream_error', 'bad_response'));
   }
   const completion: Json = { ...r.value, model: c.model.id };
   if (!completion.usage) completion.usage = countedUsage(c.tok, c.promptTokens, choiceTexts(completion));
-  return sendPaidJson(c.reply, c.lease, 200, completion);
+  return sendPaidJson(c.reply, c.paid, 200, completion);
 }

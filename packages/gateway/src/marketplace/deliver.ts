@@ -1,13 +1,15 @@
 /**
- * Streams an upstream response to the client while keeping a copy (up to a cap)
- * for replays, and settles the redemption: delivered once the client got the whole
- * body; given back for a retry if the upstream or the client cut the stream.
+ * Sends an upstream's deliverable answer to the client and, for a paid request, keeps
+ * a copy for replays and settles it (DESIGN §4.5): the answer is read to its end
+ * whatever the client does (bounded by the response cap and the endpoint's deadline),
+ * stored, and the redemption completed; only an upstream that fails or cuts its body
+ * gives the payment back for a retry.
  */
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../errors.ts';
-import type { PaidLease } from '../payments/gate.ts';
-import { keepLeaseAlive, NOT_RETAINED } from '../payments/respond.ts';
+import { NOT_RETAINED, sendRetryable } from '../payments/respond.ts';
+import type { PaidRequest, RetryTerms } from '../payments/settle.ts';
 import { readCapped } from '../proxy/forward.ts';
 import { classifyUpstreamError } from '../proxy/upstream-error.ts';
 import type { StoredResponse } from '../store/store.ts';
@@ -18,17 +20,20 @@ export function flattenHeaders(headers: Record<string, string | string[]>): Reco
   return out;
 }
 
+/** How a paid delivery ended: the answer stored, or the payment given back (with the terms sent). */
+export type Settled = { delivered: true } | { delivered: false; terms: RetryTerms };
+
 export function streamAndSettle(
   reply: FastifyReply,
   status: number,
   headers: Record<string, string | string[]>,
   body: Readable,
-  lease: PaidLease | null,
+  paid: PaidRequest | null,
   maxStoredBytes: number,
-  onSettled?: (delivered: boolean) => void,
+  onSettled?: (s: Settled) => void,
 ): FastifyReply | Promise<FastifyReply> {
   const declared = Number(flattenHeaders(headers)['content-length'] ?? Number.NaN);
-  if (!lease) {
+  if (!paid) {
     // A small body of known length goes out in one write (headers + body) instead of a
     // piped stream (headers, then data): most API answers are like that.
     if (Number.isFinite(declared) && declared <= SMALL_BODY_BYTES)
@@ -37,38 +42,26 @@ export function streamAndSettle(
     return reply.send(body);
   }
   if (Number.isFinite(declared) && declared <= Math.min(maxStoredBytes, BUFFER_FIRST_BYTES)) {
-    return bufferCompleteSend(reply, status, headers, body, lease, maxStoredBytes, onSettled);
+    return bufferCompleteSend(reply, status, headers, body, paid, maxStoredBytes, onSettled);
   }
-  return streamThrough(reply, status, headers, body, lease, maxStoredBytes, onSettled);
+  return streamThrough(reply, status, headers, body, paid, maxStoredBytes, onSettled);
 }
 
 const SMALL_BODY_BYTES = 64 * 1024;
 /** Paid answers up to this size are stored before they are sent; larger ones stream. */
 const BUFFER_FIRST_BYTES = 1024 * 1024;
 
-/**
- * Reads a body of declared size whole; an upstream that fails or sends more than it
- * declared becomes an ApiError (retryable when a payment is waiting on it).
- */
-async function readWhole(body: Readable, maxBytes: number, retryable: boolean): Promise<Buffer> {
-  let bytes: Buffer | 'too_large';
+type ReadFailure = { code: 'upstream_error' | 'upstream_timeout'; reason: string };
+
+/** Reads a body of declared size whole, or says why it could not (failed, cut, longer than declared). */
+async function readWhole(body: Readable, maxBytes: number): Promise<Buffer | ReadFailure> {
   try {
-    bytes = await readCapped(body, maxBytes);
+    const bytes = await readCapped(body, maxBytes);
+    return bytes === 'too_large' ? { code: 'upstream_error', reason: 'length_mismatch' } : bytes;
   } catch (err) {
     const { error, detail } = classifyUpstreamError(err);
-    throw new ApiError(
-      error === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error',
-      `the upstream failed while sending its answer${retryable ? '; retry with the same X-PAYMENT' : ''}`,
-      { ...(retryable ? { retryable } : {}), reason: detail },
-    );
+    return { code: error === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error', reason: detail };
   }
-  if (bytes === 'too_large') {
-    throw new ApiError('upstream_error', 'the upstream sent more than it declared', {
-      ...(retryable ? { retryable } : {}),
-      reason: 'length_mismatch',
-    });
-  }
-  return bytes;
 }
 
 async function sendSmall(
@@ -77,7 +70,10 @@ async function sendSmall(
   headers: Record<string, string | string[]>,
   body: Readable,
 ): Promise<FastifyReply> {
-  const bytes = await readWhole(body, SMALL_BODY_BYTES, false);
+  const bytes = await readWhole(body, SMALL_BODY_BYTES);
+  if (!Buffer.isBuffer(bytes)) {
+    throw new ApiError(bytes.code, 'the upstream failed while sending its answer', { reason: bytes.reason });
+  }
   reply.code(status).headers(headers);
   return reply.send(bytes);
 }
@@ -85,82 +81,92 @@ async function sendSmall(
 /**
  * A body of known, storable size is read whole, stored as delivered, then sent: a
  * retry that arrives the moment the client has the bytes finds it delivered, and a
- * client that loses the connection gets the same bytes by sending the proof again.
+ * client that lost the connection gets the same bytes by sending the proof again.
  */
 async function bufferCompleteSend(
   reply: FastifyReply,
   status: number,
   headers: Record<string, string | string[]>,
   body: Readable,
-  lease: PaidLease,
+  paid: PaidRequest,
   maxStoredBytes: number,
-  onSettled?: (delivered: boolean) => void,
+  onSettled?: (s: Settled) => void,
 ): Promise<FastifyReply> {
-  let bytes: Buffer;
-  try {
-    bytes = await readWhole(body, maxStoredBytes, true);
-  } catch (err) {
-    await lease.release();
-    onSettled?.(false);
-    throw err;
+  const bytes = await readWhole(body, maxStoredBytes);
+  if (!Buffer.isBuffer(bytes)) {
+    const terms = await paid.fail(bytes.reason);
+    onSettled?.({ delivered: false, terms });
+    return sendRetryable(reply, bytes.code, 'the upstream failed while sending its answer', terms, {
+      reason: bytes.reason,
+    });
   }
-  await lease.complete({ status, headers: flattenHeaders(headers), body: bytes });
-  onSettled?.(true);
-  reply.code(status).headers(headers).header('x-payment-response', lease.receiptHeader);
+  await paid.deliver({ status, headers: flattenHeaders(headers), body: bytes });
+  onSettled?.({ delivered: true });
+  reply.code(status).headers(headers).header('x-payment-response', paid.receiptHeader);
   return reply.send(bytes);
 }
 
 /**
- * A body of unknown or large size is streamed while a copy (up to the cap) is kept;
- * it counts as delivered when the upstream finished and the client was still there,
- * and is given back for a retry if either side cut the stream.
+ * A body of unknown or large size streams to the client while a copy (up to the cap) is
+ * kept. If the client leaves, the upstream is still read to its end: the answer is
+ * stored and the redemption completed, so the same proof replays it. It is given back
+ * for a retry only if the upstream fails or cuts the stream.
  */
 function streamThrough(
   reply: FastifyReply,
   status: number,
   headers: Record<string, string | string[]>,
   body: Readable,
-  lease: PaidLease,
+  paid: PaidRequest,
   maxStoredBytes: number,
-  onSettled?: (delivered: boolean) => void,
+  onSettled?: (s: Settled) => void,
 ): FastifyReply {
   const chunks: Buffer[] = [];
   let kept = 0;
   let tooLarge = false;
-  const tap = new PassThrough();
+  let clientGone = false;
+  const out = new PassThrough();
+  const raw = reply.raw;
+
   body.on('data', (chunk: Buffer) => {
-    if (tooLarge) return;
     kept += chunk.length;
-    if (kept > maxStoredBytes) {
+    if (!tooLarge && kept > maxStoredBytes) {
       tooLarge = true;
       chunks.length = 0;
-    } else chunks.push(chunk);
+    } else if (!tooLarge) chunks.push(chunk);
+    if (!clientGone && !out.destroyed && !out.write(chunk)) body.pause();
   });
-  body.on('error', (err) => tap.destroy(err));
-  body.pipe(tap);
-
-  const stopRenewing = keepLeaseAlive(lease, lease.leaseMs);
-  let settled = false;
-  const settle = async (delivered: boolean) => {
-    if (settled) return;
-    settled = true;
-    stopRenewing();
-    if (delivered) {
-      const stored: StoredResponse = tooLarge
-        ? { status, headers: { ...flattenHeaders(headers), [NOT_RETAINED]: '1' }, body: new Uint8Array() }
-        : { status, headers: flattenHeaders(headers), body: Buffer.concat(chunks) };
-      await lease.complete(stored);
-    } else {
-      body.destroy();
-      await lease.release();
-    }
-    onSettled?.(delivered);
-  };
+  out.on('drain', () => body.resume());
+  raw.once('close', () => {
+    if (raw.writableFinished) return;
+    // The client left: keep reading the upstream to its end for the stored copy.
+    clientGone = true;
+    body.resume();
+  });
   body.once('end', () => {
-    if (!reply.raw.destroyed) void settle(true).catch(() => {});
+    void (async () => {
+      if (tooLarge && clientGone) {
+        const terms = await paid.fail('too_large');
+        onSettled?.({ delivered: false, terms });
+      } else {
+        const stored: StoredResponse = tooLarge
+          ? { status, headers: { ...flattenHeaders(headers), [NOT_RETAINED]: '1' }, body: new Uint8Array() }
+          : { status, headers: flattenHeaders(headers), body: Buffer.concat(chunks) };
+        // Stored before the last byte goes out: a retry the moment the client has it replays.
+        await paid.deliver(stored);
+        onSettled?.({ delivered: true });
+      }
+      out.end();
+    })();
   });
-  reply.raw.once('close', () => void settle(reply.raw.writableFinished).catch(() => {}));
+  body.once('error', (err) => {
+    void (async () => {
+      const terms = await paid.fail(classifyUpstreamError(err).detail);
+      onSettled?.({ delivered: false, terms });
+      out.destroy(err);
+    })();
+  });
 
-  reply.code(status).headers(headers).header('x-payment-response', lease.receiptHeader);
-  return reply.send(tap);
+  reply.code(status).headers(headers).header('x-payment-response', paid.receiptHeader);
+  return reply.send(out);
 }

@@ -161,6 +161,10 @@ export interface Redemption extends RedemptionKey {
   /** Fencing token: increments on every claim, so a stale holder cannot complete. */
   attempt: number;
   leaseUntilMs: number;
+  /** Failed upstream attempts so far (release with `failed`). */
+  failures: number;
+  /** A released payment may be claimed again from this time on (the retry budget); 0 = at once. */
+  retryAtMs: number;
   /** Set once delivered; null again after pruneResponses dropped it (the row stays). */
   response: StoredResponse | null;
   createdAtMs: number;
@@ -183,6 +187,8 @@ export type ClaimResult =
   | { kind: 'delivered'; redemption: Redemption }
   /** Same payment and same request, another attempt holds a live lease. */
   | { kind: 'in_progress'; redemption: Redemption }
+  /** Same payment and same request, released after a failure; claimable again from `retryAtMs`. */
+  | { kind: 'cooling'; redemption: Redemption }
   /** The transaction or the nonce was redeemed for a different request. */
   | { kind: 'used_elsewhere'; by: 'tx' | 'nonce' };
 
@@ -197,8 +203,12 @@ export interface RedemptionRepo {
   byTx(chain: Chain, network: string, txId: string): Promise<Redemption | null>;
   /** Stores the delivered response; false if `attempt` no longer holds the lease. */
   complete(id: string, attempt: number, response: StoredResponse, nowMs: number): Promise<boolean>;
-  /** Gives the payment back for a retry of the same request (upstream failed); false if not the holder. */
-  release(id: string, attempt: number): Promise<boolean>;
+  /**
+   * Gives the payment back for a retry of the same request; false if not the holder.
+   * `failed` counts a failed upstream attempt; `retryAtMs` keeps it from being claimed
+   * again before then (the per-proof retry budget).
+   */
+  release(id: string, attempt: number, opts?: { failed?: boolean; retryAtMs?: number }): Promise<boolean>;
   /** Extends a live lease (long streams); false if not the holder. */
   renew(id: string, attempt: number, leaseUntilMs: number): Promise<boolean>;
   /** Drops stored response bodies older than the cutoff (the redemption row itself stays forever). */

@@ -280,6 +280,39 @@ describe('POST /v1/chat/completions', () => {
     expect(again.headers.get('x-tollgate-replay')).toBeNull();
   });
 
+  it('a paid stream the client leaves midway is still generated once, stored and replayed whole', async () => {
+    const body = { model: 'fake-chat', messages: [{ role: 'user', content: 'leave early' }], stream: true };
+    const { requirement } = await challenge(url(), post(body));
+    const { header } = await payFor(payer, requirement);
+    const before = h.fake.received.length;
+    h.fake.queue.push('drip');
+    const ctrl = new AbortController();
+    const res = await fetch(url(), { ...withPayment(post(body), header), signal: ctrl.signal });
+    expect(res.status).toBe(200);
+    await res.body!.getReader().read();
+    ctrl.abort();
+    // The generation goes on without the client; the same proof then replays it whole.
+    let replay = await fetch(url(), withPayment(post(body), header));
+    for (let i = 0; i < 30 && replay.status === 409; i++) {
+      await replay.arrayBuffer();
+      await new Promise((r) => setTimeout(r, 200));
+      replay = await fetch(url(), withPayment(post(body), header));
+    }
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get('x-tollgate-replay')).toBe('true');
+    const events = await sseEvents(replay);
+    expect(events.at(-1)).toBe('[DONE]');
+    const text = events
+      .slice(0, -1)
+      .map(
+        (e) =>
+          (JSON.parse(e) as { choices: { delta?: { content?: string } }[] }).choices[0]?.delta?.content ?? '',
+      )
+      .join('');
+    expect(text).toBe('Hello from the fake upstream model.');
+    expect(h.fake.received.length).toBe(before + 1);
+  });
+
   it('reports usage counted by the gateway when the upstream sends none', async () => {
     h.fake.queue.push('no_usage');
     const { res } = await paidCall({

@@ -17,7 +17,9 @@ export type FakeMode =
   | 'no_usage'
   | 'unauthorized'
   | 'no_choices'
-  | 'slow';
+  | 'slow'
+  /** Streams one word every 80 ms (a generation the client can leave midway). */
+  | 'drip';
 
 export interface FakeRequest {
   path: string;
@@ -108,6 +110,22 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
       const chunk = (delta: object, finish_reason: string | null = null) =>
         send({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason }] });
       chunk({ role: 'assistant', content: '' });
+      const finishStream = () => {
+        chunk({}, finish);
+        const include = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage;
+        if (include && mode !== 'no_usage')
+          send({ ...base, object: 'chat.completion.chunk', choices: [], usage });
+        res.end('data: [DONE]\n\n');
+      };
+      if (mode === 'drip') {
+        const next = (i: number) => {
+          if (res.destroyed) return;
+          if (i >= words.length) return finishStream();
+          chunk({ content: words[i] });
+          setTimeout(() => next(i + 1), 80);
+        };
+        return void next(0);
+      }
       for (const [i, w] of words.entries()) {
         // Let the first chunks reach the client, then drop the connection mid-stream.
         if (i === 2 && mode === 'cut') return void setTimeout(() => req.socket.destroy(), 30);
@@ -117,11 +135,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         }
         chunk({ content: w });
       }
-      chunk({}, finish);
-      const include = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage;
-      if (include && mode !== 'no_usage')
-        send({ ...base, object: 'chat.completion.chunk', choices: [], usage });
-      res.end('data: [DONE]\n\n');
+      finishStream();
     };
   });
   server.on('connection', (s) => {

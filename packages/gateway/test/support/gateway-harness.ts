@@ -73,6 +73,8 @@ export async function startHarness(
       LOG_LEVEL: 'silent',
       TOLLGATE_HEALTH_INTERVAL_MS: '0',
       TOLLGATE_LEASE_MS: '5000',
+      // Retry a failed paid attempt at once; paid-delivery.test.ts exercises the retry window.
+      TOLLGATE_PAID_RETRY_AFTER_SEC: '0',
       PLATFORM_FEE_BPS: '1000',
       PLATFORM_FEE_MIN: '0.001',
       ...opts.env,

@@ -35,6 +35,8 @@ function toRedemption(r: Row): Redemption {
     state: r.state as Redemption['state'],
     attempt: r.attempt,
     leaseUntilMs: toNum(r.lease_until_ms),
+    failures: r.failures,
+    retryAtMs: toNum(r.retry_at_ms),
     response,
     createdAtMs: toNum(r.created_at_ms),
   };
@@ -113,7 +115,7 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
       .where('attempt', '=', row.attempt)
       .where((eb) =>
         eb.or([
-          eb('state', '=', 'retryable'),
+          eb.and([eb('state', '=', 'retryable'), eb('retry_at_ms', '<=', input.nowMs)]),
           eb.and([eb('state', '=', 'in_progress'), eb('lease_until_ms', '<', input.nowMs)]),
         ]),
       )
@@ -157,6 +159,9 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
 
         last = byTx;
         if (byTx.state === 'delivered') return { kind: 'delivered', redemption: toRedemption(byTx) };
+        if (byTx.state === 'retryable' && toNum(byTx.retry_at_ms) > input.nowMs) {
+          return { kind: 'cooling', redemption: toRedemption(byTx) };
+        }
         const free =
           byTx.state === 'retryable' ||
           (byTx.state === 'in_progress' && toNum(byTx.lease_until_ms) < input.nowMs);
@@ -193,8 +198,15 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
       return r.numUpdatedRows === 1n;
     },
 
-    async release(id, attempt) {
-      const r = await heldBy(id, attempt).set({ state: 'retryable', lease_until_ms: 0 }).executeTakeFirst();
+    async release(id, attempt, opts = {}) {
+      const r = await heldBy(id, attempt)
+        .set((eb) => ({
+          state: 'retryable',
+          lease_until_ms: 0,
+          retry_at_ms: opts.retryAtMs ?? 0,
+          ...(opts.failed ? { failures: eb('failures', '+', 1) } : {}),
+        }))
+        .executeTakeFirst();
       return r.numUpdatedRows === 1n;
     },
 

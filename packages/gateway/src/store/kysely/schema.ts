@@ -80,6 +80,8 @@ export interface RedemptionsTable {
   meta: JsonText;
   created_at_ms: Ms;
   delivered_at_ms: ColumnType<number | string | null, number | null, number | null>;
+  failures: ColumnType<number, number | undefined, number>;
+  retry_at_ms: ColumnType<number | string, number | undefined, number>;
 }
 
 export interface AuthChallengesTable {

@@ -223,6 +223,31 @@ export function redemptionContract(get: () => Store): void {
       expect(got!.response).toEqual({ status: 204, headers: {}, body: new Uint8Array(0) });
     });
 
+    it('keeps a failed payment from being claimed before its retry time, and counts the failure', async () => {
+      const s = get();
+      const input = claimInput();
+      const first = claimed(await s.redemptions.claim(input));
+      expect(first).toMatchObject({ failures: 0, retryAtMs: 0 });
+      expect(
+        await s.redemptions.release(first.id, first.attempt, { failed: true, retryAtMs: T0 + 2000 }),
+      ).toBe(true);
+      const early = await s.redemptions.claim({ ...input, nowMs: T0 + 1999 });
+      expect(early.kind).toBe('cooling');
+      expect(early.kind === 'cooling' && early.redemption).toMatchObject({
+        failures: 1,
+        retryAtMs: T0 + 2000,
+      });
+      const again = claimed(await s.redemptions.claim({ ...input, nowMs: T0 + 2000 }));
+      expect(again).toMatchObject({ attempt: 2, failures: 1 });
+      // A gateway-side release (not failed) frees it at once and counts nothing.
+      expect(await s.redemptions.release(again.id, again.attempt)).toBe(true);
+      expect(claimed(await s.redemptions.claim({ ...input, nowMs: T0 + 2001 }))).toMatchObject({
+        attempt: 3,
+        failures: 1,
+        retryAtMs: 0,
+      });
+    });
+
     it('renews a live lease for its holder only', async () => {
       const s = get();
       const input = claimInput();
