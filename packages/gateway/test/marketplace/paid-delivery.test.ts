@@ -206,3 +206,41 @@ describe('what counts as delivered', () => {
     expect(replay.headers.get('x-tollgate-replay')).toBe('true');
   });
 });
+
+describe('a database failure on the money path', () => {
+  it('while claiming is a retryable 503, and the same proof works once the database is back', async () => {
+    const header = await paidHeader('solana');
+    const repo = h.store.redemptions;
+    const claim = repo.claim;
+    repo.claim = async () => {
+      throw new Error('connection terminated unexpectedly');
+    };
+    try {
+      const res = await fetch(url, withPayment({}, header));
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(await res.json()).toMatchObject({ error: 'service_unavailable', retryable: true });
+    } finally {
+      repo.claim = claim;
+    }
+    expect((await fetch(url, withPayment({}, header))).status).toBe(200);
+  });
+
+  it('while storing the answer still sends it, and the proof works again once the lease ends', async () => {
+    const header = await paidHeader('sui');
+    const repo = h.store.redemptions;
+    const complete = repo.complete;
+    repo.complete = async () => {
+      throw new Error('disk full');
+    };
+    try {
+      const res = await fetch(url, withPayment({}, header));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ ok: true });
+    } finally {
+      repo.complete = complete;
+    }
+    const retried = await sendUntilSettled(header);
+    expect(retried.status).toBe(200);
+  });
+});
