@@ -2,6 +2,8 @@
  * The production wiring: the verifiers createVerifiers builds count every chain lookup
  * by outcome in tollgate_chain_lookups_total, on the app's metrics registry.
  */
+
+import { toBase58 } from '@mysten/sui/utils';
 import type { SolanaSandbox, SuiSandbox } from '@tollgate/sandbox';
 import { startSolanaSandbox, startSuiSandbox } from '@tollgate/sandbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,11 +21,9 @@ afterAll(async () => {
   await Promise.all([solana?.close(), sui?.close()]);
 });
 
-const forged: Record<ChainId, () => string> = {
-  // 64 and 32 bytes of base58 that no chain has.
-  solana: () => '5'.repeat(87),
-  sui: () => '4'.repeat(43),
-};
+/** An id in the chain's format (64-byte signature, 32-byte digest) that no chain has. */
+const forged = (chain: ChainId) =>
+  toBase58(crypto.getRandomValues(new Uint8Array(chain === 'solana' ? 64 : 32)));
 
 describe('tollgate_chain_lookups_total', () => {
   it('counts each chain lookup by outcome', async () => {
@@ -44,8 +44,9 @@ describe('tollgate_chain_lookups_total', () => {
         payer: 'p',
         txHashOrDigest,
       });
-      for (const id of [forged[chain](), forged[chain](), 'not-an-id']) {
-        expect(await v.verify(input(id))).toEqual({ status: 'pending', reason: 'not_found' });
+      const id = forged(chain);
+      for (const txHashOrDigest of [id, id, 'not-an-id']) {
+        expect(await v.verify(input(txHashOrDigest))).toEqual({ status: 'pending', reason: 'not_found' });
       }
     }
     const counted = (await metrics.chainLookups.get()).values.map((s) => [
