@@ -8,3 +8,4 @@ export * from './request-hash.ts';
 export * from './schemas.ts';
 export * from './select.ts';
 export * from './types.ts';
+export * from './x402-v2.ts';

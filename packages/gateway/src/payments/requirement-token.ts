@@ -39,6 +39,8 @@ export interface RequirementClaims {
   price: bigint;
   fee: bigint;
   options: QuotedOption[];
+  /** True when x402 v2 `exact` entries were offered beside the SPEC options (DESIGN §4.12). */
+  v2?: boolean;
 }
 
 /**
@@ -54,6 +56,7 @@ type Wire = {
   e: number;
   p: string;
   f: string;
+  x?: 1;
   o: { c: ChainId; w: string; a?: string; s: [0 | 1, string, string][] }[];
 };
 
@@ -95,7 +98,7 @@ export function createRequirementTokens(ring: DerivedKey[]) {
       const json =
         `{"s":${JSON.stringify(c.scheme)},"u":${JSON.stringify(c.subject)},"n":${JSON.stringify(c.nonce)}` +
         `,"h":${JSON.stringify(c.requestHash)}` +
-        `,"i":${c.issuedAtMs},"e":${c.expiresAtMs},"p":"${c.price}","f":"${c.fee}","o":${options}}`;
+        `,"i":${c.issuedAtMs},"e":${c.expiresAtMs},"p":"${c.price}","f":"${c.fee}"${c.v2 ? ',"x":1' : ''},"o":${options}}`;
       const signed = `r1.${current.kid}.${Buffer.from(json).toString('base64url')}`;
       return `${signed}.${mac(current.kid, signed).toString('base64url')}`;
     },
@@ -128,6 +131,7 @@ export function createRequirementTokens(ring: DerivedKey[]) {
             expiresAtMs: w.e,
             price: BigInt(w.p),
             fee: BigInt(w.f),
+            ...(w.x === 1 ? { v2: true } : {}),
             options: w.o.map((o) => ({
               chain: o.c,
               network: o.w,

@@ -32,6 +32,8 @@ export interface Quote {
   /** Options without memo; the memo is derived from the nonce at issue time. */
   options: Omit<QuotedOption, 'memo'>[];
   cost?: Cost;
+  /** Whether stock x402 v2 clients may pay it too (`exact`, the whole amount to the platform). */
+  v2?: boolean;
 }
 
 export function quoteTotal(q: Pick<Quote, 'price' | 'fee'>): bigint {
@@ -127,6 +129,7 @@ export function issueRequirement(
     price: quote.price,
     fee: quote.fee,
     options: quote.options.map((o) => ({ ...o, memo })),
+    ...(quote.v2 ? { v2: true } : {}),
   };
   const expiresAt = new Date(unbound.expiresAtMs).toISOString();
   const claims: RequirementClaims = { ...unbound, requestHash: requestHashFor(unbound, req, expiresAt) };
