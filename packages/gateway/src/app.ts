@@ -152,7 +152,9 @@ export function assembleDeps(
       now,
       requirementTtlSec: config.requirementTtlSec,
       leaseMs: config.leaseMs,
+      skewMs: config.clockSkewSec * 1000,
       paidRetryAfterSec: config.paidRetryAfterSec,
+      publicBaseUrl: config.publicBaseUrl.replace(/\/+$/, ''),
     });
   return {
     config,

@@ -48,8 +48,17 @@ export interface ExactV2Scheme {
   caip2: string;
   /** Fields for `accepts[].extra` (Solana: `feePayer`; both: `memo`). */
   extra(memo: string): Record<string, unknown>;
-  /** Decodes and checks the scheme payload (`PaymentPayload.payload`) against the offer, and simulates it. */
-  check(payload: Record<string, unknown>, expected: ExpectedTransfer): Promise<PaymentCheck>;
+  /**
+   * Decodes and checks the scheme payload (`PaymentPayload.payload`) against the offer,
+   * and simulates it. `simulate: false` skips the simulation (and anything else that asks
+   * the chain): settlement uses it to learn the txId of a payload it may already have
+   * claimed or settled, whose simulation would now fail.
+   */
+  check(
+    payload: Record<string, unknown>,
+    expected: ExpectedTransfer,
+    opts?: { simulate?: boolean },
+  ): Promise<PaymentCheck>;
   /** Sends the checked transaction (co-signing it first on Solana) and waits for it to land. Idempotent. */
   settle(payment: CheckedPayment): Promise<Settlement>;
 }

@@ -59,9 +59,9 @@ async function handle(
   const endpoint = entry?.endpoints.get(endpointKey(request.method, target.path));
   const api = endpoint ? entry?.apis.get(endpoint.apiId) : undefined;
   const body = Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : null;
-  const header = request.headers['x-payment'];
   const admission = await deps.settlement.admit({
-    header: Array.isArray(header) ? header[0] : header,
+    header: firstHeader(request.headers['x-payment']),
+    v2Header: firstHeader(request.headers['payment-signature']),
     facts: {
       method: request.method,
       pathWithQuery: target.pathWithQuery,
@@ -206,6 +206,10 @@ async function forwardAndDeliver(f: Forwarding): Promise<FastifyReply> {
       }
     },
   );
+}
+
+function firstHeader(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
 }
 
 /** Origin auth of an API, decrypted once per catalogue snapshot (a new snapshot brings new objects). */

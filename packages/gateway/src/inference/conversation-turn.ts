@@ -10,6 +10,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { sendError } from '../errors.ts';
+import { sendSettlementFailed } from '../payments/respond.ts';
 import type { PaidRequest } from '../payments/settle.ts';
 import { type Conversation, type ConversationItem, UniqueViolationError } from '../store/store.ts';
 import { capForBudget, countChatPrompt, planChat, upstreamChatBody } from './chat-plan.ts';
@@ -142,6 +143,8 @@ export async function conversationTurn(
       const completion: Json = { ...r.value, model: model.id };
       const text = choiceTexts(completion)[0] ?? '';
       completion.usage ??= countedUsage(tok, plan.promptTokens, [text]);
+      // A v2 payment lands before the turn is stored: an unpaid turn is never kept.
+      if (paid && !(await paid.commit())) return sendSettlementFailed(reply, paid);
       const items = await storeTurn(text, completion.usage as Json);
       if (!items) {
         await paid?.abandon('conversation_gone');
@@ -185,6 +188,7 @@ async function sendStoredTurnStream(
   ];
   const text = events.map((e) => sseEvent(JSON.stringify(e))).join('') + sseEvent('[DONE]');
   const headers = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
+  if (!(await paid.commit())) return sendSettlementFailed(reply, paid);
   await paid.deliver({ status: 200, headers, body: Buffer.from(text) });
-  return reply.code(200).headers(headers).header('x-payment-response', paid.receiptHeader).send(text);
+  return reply.code(200).headers(headers).headers(paid.receiptHeaders).send(text);
 }

@@ -7,7 +7,7 @@
  */
 import type { FastifyReply } from 'fastify';
 import { sendError } from '../errors.ts';
-import { NOT_RETAINED, sendRetryable } from '../payments/respond.ts';
+import { NOT_RETAINED, sendRetryable, sendSettlementFailed } from '../payments/respond.ts';
 import type { PaidRequest } from '../payments/settle.ts';
 import type { StoredResponse } from '../store/store.ts';
 import { sseEvent } from './upstreams/sse.ts';
@@ -38,8 +38,9 @@ export async function sendPaidJson(
   const bytes = Buffer.from(JSON.stringify(body));
   const headers = { 'content-type': JSON_TYPE };
   if (paid) {
+    if (!(await paid.commit())) return sendSettlementFailed(reply, paid);
     await paid.deliver({ status, headers, body: bytes });
-    reply.header('x-payment-response', paid.receiptHeader);
+    reply.headers(paid.receiptHeaders);
   }
   return reply.code(status).headers(headers).send(bytes);
 }
@@ -120,6 +121,12 @@ export async function streamChat(o: StreamOptions): Promise<FastifyReply> {
     });
   }
 
+  // A v2 payment is sent once the upstream is streaming, before the first byte goes out.
+  if (paid && !(await paid.commit())) {
+    o.abort.abort();
+    await it.return?.().catch(() => undefined);
+    return sendSettlementFailed(reply, paid);
+  }
   const raw = reply.raw;
   reply.hijack();
   // Once hijacked, Fastify no longer ends the response: end it on every path, a throw included.
@@ -129,7 +136,7 @@ export async function streamChat(o: StreamOptions): Promise<FastifyReply> {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
-      ...(paid ? { 'x-payment-response': paid.receiptHeader } : {}),
+      ...(paid ? paid.receiptHeaders : {}),
     });
     const kept: string[] = [];
     let keptBytes = 0;

@@ -43,8 +43,10 @@ export async function charge(
 export async function admit(request: FastifyRequest, deps: Deps, quote: Quote): Promise<Admission> {
   const raw = rawBody(request);
   const header = request.headers['x-payment'];
+  const v2Header = request.headers['payment-signature'];
   return deps.settlement.admit({
     header: Array.isArray(header) ? header[0] : header,
+    v2Header: Array.isArray(v2Header) ? v2Header[0] : v2Header,
     facts: {
       method: request.method,
       pathWithQuery: request.url,

@@ -59,6 +59,8 @@ export function inferenceQuote(
     price: input.price,
     fee,
     options: platformOptions(config, verifiers, input.price + fee),
+    // The platform is the only payee: a stock x402 v2 client can pay it as it is.
+    v2: true,
     cost: {
       inference: usdc(input.price),
       platformFee: usdc(fee),

@@ -8,7 +8,7 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../errors.ts';
-import { NOT_RETAINED, sendRetryable } from '../payments/respond.ts';
+import { NOT_RETAINED, sendRetryable, sendSettlementFailed } from '../payments/respond.ts';
 import type { PaidRequest, RetryTerms } from '../payments/settle.ts';
 import { readCapped } from '../proxy/forward.ts';
 import { classifyUpstreamError } from '../proxy/upstream-error.ts';
@@ -100,9 +100,11 @@ async function bufferCompleteSend(
       reason: bytes.reason,
     });
   }
+  // A v2 payment is sent now, with the whole answer in hand; nothing goes out unless it lands.
+  if (!(await paid.commit())) return sendSettlementFailed(reply, paid);
   await paid.deliver({ status, headers: flattenHeaders(headers), body: bytes });
   onSettled?.({ delivered: true });
-  reply.code(status).headers(headers).header('x-payment-response', paid.receiptHeader);
+  reply.code(status).headers(headers).headers(paid.receiptHeaders);
   return reply.send(bytes);
 }
 
@@ -112,7 +114,7 @@ async function bufferCompleteSend(
  * stored and the redemption completed, so the same proof replays it. It is given back
  * for a retry only if the upstream fails or cuts the stream.
  */
-function streamThrough(
+async function streamThrough(
   reply: FastifyReply,
   status: number,
   headers: Record<string, string | string[]>,
@@ -120,7 +122,13 @@ function streamThrough(
   paid: PaidRequest,
   maxStoredBytes: number,
   onSettled?: (s: Settled) => void,
-): FastifyReply {
+): Promise<FastifyReply> {
+  // A v2 payment is sent after the upstream's headers and before the first byte goes out.
+  body.pause();
+  if (!(await paid.commit())) {
+    body.destroy();
+    return sendSettlementFailed(reply, paid);
+  }
   const chunks: Buffer[] = [];
   let kept = 0;
   let tooLarge = false;
@@ -167,6 +175,7 @@ function streamThrough(
     })();
   });
 
-  reply.code(status).headers(headers).header('x-payment-response', paid.receiptHeader);
+  body.resume();
+  reply.code(status).headers(headers).headers(paid.receiptHeaders);
   return reply.send(out);
 }

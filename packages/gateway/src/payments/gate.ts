@@ -4,17 +4,25 @@
  * failed check never burns a transaction or a nonce (DESIGN §4.4). What happens to a
  * verified payment (claim, lease, deliver) is settle.ts's business.
  */
-import { decodePaymentProof, type PaymentProof, ProtocolError } from '@tollgate/protocol';
+import {
+  decodePaymentProof,
+  decodePaymentSignature,
+  type PaymentProof,
+  ProtocolError,
+  type V2Requirements,
+} from '@tollgate/protocol';
 import {
   ChainUnavailableError,
   type ChainVerifier,
   type RejectReason,
   type VerifyResult,
 } from '../chains/chain.ts';
+import type { ExactV2Scheme } from '../chains/exact-v2.ts';
 import type { Metrics } from '../metrics.ts';
 import type { RequestFacts } from './requirement.ts';
 import { requestHashFor } from './requirement.ts';
 import type { QuotedOption, RequirementClaims, RequirementTokens } from './requirement-token.ts';
+import { type V2PayTo, type V2Schemes, v2EntryFor } from './v2-offer.ts';
 
 export interface ProofCheckDeps {
   tokens: RequirementTokens;
@@ -24,6 +32,9 @@ export interface ProofCheckDeps {
   skewMs: number;
   /** How long after expiresAt a proof for a payment made in time may still be presented. */
   lateProofMs: number;
+  /** x402 v2 `exact` schemes by chain, and where a v2 payment's whole amount goes. */
+  v2Schemes?: V2Schemes;
+  v2PayTo?: V2PayTo;
   log?: { error(obj: unknown, msg: string): void };
 }
 
@@ -48,6 +59,22 @@ export interface BoundProof {
   claims: RequirementClaims;
   option: QuotedOption;
 }
+
+/** A v2 `PAYMENT-SIGNATURE` whose echoed offer is one this gateway made, for this very request. */
+export interface BoundV2 {
+  claims: RequirementClaims;
+  option: QuotedOption;
+  /** The accepts entry as offered (and echoed back unchanged). */
+  entry: V2Requirements;
+  scheme: ExactV2Scheme;
+  /** The scheme payload (`PaymentPayload.payload`). */
+  payload: Record<string, unknown>;
+}
+
+export type InspectionV2 =
+  | { kind: 'malformed'; message: string }
+  | { kind: 'refused'; reason: GateRejectReason; message: string }
+  | { kind: 'bound'; bound: BoundV2 };
 
 export type Inspection =
   | { kind: 'none' }
@@ -109,6 +136,59 @@ export function createProofChecks(d: ProofCheckDeps) {
       return { kind: 'bound', bound: { proof, claims, option } };
     },
 
+    /**
+     * Decodes a `PAYMENT-SIGNATURE` and binds it to this request: the token echoed in
+     * `accepted.extra` is ours, offered v2 for `subject`, the echoed entry is exactly the
+     * one offered, and the requirement was issued for exactly this request.
+     */
+    inspectV2(header: string, req: RequestFacts, subject: string | null): InspectionV2 {
+      let payload: ReturnType<typeof decodePaymentSignature>;
+      try {
+        payload = decodePaymentSignature(header);
+      } catch (e) {
+        return {
+          kind: 'malformed',
+          message: e instanceof ProtocolError ? e.message : 'malformed PAYMENT-SIGNATURE',
+        };
+      }
+      const refusedV2 = (reason: GateRejectReason, message: string): InspectionV2 => ({
+        kind: 'refused',
+        reason,
+        message,
+      });
+      const { accepted } = payload;
+      const tokenText = accepted.extra.paymentRequirementId;
+      if (typeof tokenText !== 'string') {
+        return refusedV2('requirement_malformed', 'accepted.extra.paymentRequirementId is missing');
+      }
+      const token = d.tokens.verify(tokenText);
+      if (!token.ok)
+        return refusedV2(token.reason, 'the paymentRequirementId is not one this gateway issued');
+      const claims = token.claims;
+      if ((subject !== null && claims.subject !== subject) || !claims.v2 || accepted.scheme !== 'exact') {
+        return refusedV2('requirement_mismatch', 'the requirement was issued for another route or scheme');
+      }
+      const schemes = d.v2Schemes ?? {};
+      const option = claims.options.find(
+        (o) => schemes[o.chain]?.caip2 === accepted.network && schemes[o.chain]?.network === o.network,
+      );
+      const scheme = option ? schemes[option.chain] : undefined;
+      if (!option || !scheme) {
+        return refusedV2(
+          'unsupported_chain',
+          'the payment names a network that was not offered or is not accepted now',
+        );
+      }
+      const entry = v2EntryFor(option, claims.nonce, tokenText, schemes, d.v2PayTo ?? (() => null));
+      if (!entry || !sameEntry(entry, accepted)) {
+        return refusedV2('proof_mismatch', 'the accepted entry differs from the one offered');
+      }
+      if (requestHashFor(claims, req) !== claims.requestHash) {
+        return refusedV2('request_mismatch', 'the request differs from the one that was quoted');
+      }
+      return { kind: 'bound', bound: { claims, option, entry, scheme, payload: payload.payload } };
+    },
+
     /** Asks the chain whether the bound proof's transaction pays the quoted option. */
     async verifyOnChain({ proof, claims, option }: BoundProof): Promise<ChainCheck> {
       if (d.now() > claims.expiresAtMs + d.skewMs + d.lateProofMs) {
@@ -166,3 +246,18 @@ export function createProofChecks(d: ProofCheckDeps) {
 }
 
 export type ProofChecks = ReturnType<typeof createProofChecks>;
+
+/** The echoed entry must be the offered one in every field that decides the payment. */
+function sameEntry(offered: V2Requirements, echoed: V2Requirements): boolean {
+  if (
+    offered.scheme !== echoed.scheme ||
+    offered.network !== echoed.network ||
+    offered.amount !== echoed.amount ||
+    offered.asset !== echoed.asset ||
+    offered.payTo !== echoed.payTo
+  ) {
+    return false;
+  }
+  for (const [k, v] of Object.entries(offered.extra)) if (echoed.extra[k] !== v) return false;
+  return true;
+}

@@ -2,9 +2,10 @@
  * Turning an admission into HTTP, shared by every paid route (marketplace, inference,
  * conversations): 402s, errors and replays end the request here.
  */
+import { encodePaymentRequired } from '@tollgate/protocol';
 import type { FastifyReply } from 'fastify';
 import { type ErrorCode, sendError } from '../errors.ts';
-import type { Admission, RetryTerms } from './settle.ts';
+import type { Admission, PaidRequest, RetryTerms } from './settle.ts';
 
 /** Marks a stored response whose body was too large to keep for replays. */
 export const NOT_RETAINED = 'x-tollgate-not-retained';
@@ -16,6 +17,7 @@ export const NOT_RETAINED = 'x-tollgate-not-retained';
 export function answerAdmission(reply: FastifyReply, admission: Admission): FastifyReply | null {
   switch (admission.kind) {
     case 'challenge':
+      if (admission.v2) reply.header('payment-required', encodePaymentRequired(admission.v2));
       return reply
         .code(402)
         .header('cache-control', 'no-store')
@@ -33,7 +35,7 @@ export function answerAdmission(reply: FastifyReply, admission: Admission): Fast
         );
       }
       reply.code(response.status).headers(response.headers);
-      reply.header('x-payment-response', admission.receiptHeader).header('x-tollgate-replay', 'true');
+      reply.headers(admission.receiptHeaders).header('x-tollgate-replay', 'true');
       return reply.send(Buffer.from(response.body));
     }
     case 'free':
@@ -56,5 +58,20 @@ export function sendRetryable(
     `${message}; retry with the same X-PAYMENT in ${terms.retryAfterSec} s`,
     { ...extra, retryable: true },
     terms.headers,
+  );
+}
+
+/**
+ * A v2 payment whose settlement failed after the upstream answered: the answer is
+ * withheld and the payer charged nothing (x402 v2: 402 with `PAYMENT-RESPONSE`).
+ */
+export function sendSettlementFailed(reply: FastifyReply, paid: PaidRequest): FastifyReply {
+  const f = paid.settlementFailure;
+  return sendError(
+    reply,
+    'payment_required',
+    `the payment could not be settled (${f?.message ?? 'unknown'}); nothing was charged`,
+    { reason: f?.reason ?? 'settlement_failed' },
+    f?.headers ?? {},
   );
 }

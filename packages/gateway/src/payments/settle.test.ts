@@ -62,6 +62,7 @@ function settlement(leaseMs = 300, clock: () => number = () => now) {
   const checks: ProofChecks = {
     useLogger() {},
     inspect: (): Inspection => ({ kind: 'bound', bound: checked }),
+    inspectV2: () => ({ kind: 'malformed', message: 'not used here' }),
     verifyOnChain: async () => chain,
   };
   return createSettlement({
@@ -72,7 +73,9 @@ function settlement(leaseMs = 300, clock: () => number = () => now) {
     now: clock,
     requirementTtlSec: 300,
     leaseMs,
+    skewMs: 0,
     paidRetryAfterSec: 2,
+    publicBaseUrl: 'http://gateway.test',
     log: {
       error: (_o, m) => void logged.push(m),
       warn: (_o, m) => void logged.push(m),

@@ -1,39 +1,51 @@
 /**
- * The settlement home (DESIGN §4.5): the whole life of a paid request, for every paid
- * surface. admit() takes a request from its X-PAYMENT header (or none) to one
- * admission: free, a 402, an error, a replay of a delivered answer, or a PaidRequest
- * that holds the redemption's lease. The PaidRequest renews its lease while the
- * upstream works and ends in exactly one of deliver() (the answer is stored, later
- * identical proofs replay it), fail() (the upstream failed: the payment goes back to
- * the same request after the retry window) or abandon() (the gateway failed: back at
- * once). Nothing else touches leases. Every failed step is logged by redemption id
- * (never the proof) and counted.
+ * The settlement home (DESIGN §4.5, §4.12): the whole life of a paid request, for every
+ * paid surface and both wire formats. admit() takes a request from its `X-PAYMENT`
+ * (SPEC) or `PAYMENT-SIGNATURE` (x402 v2) header, or none, to one admission: free, a
+ * 402, an error, a replay of a delivered answer, or a PaidRequest (paid-request.ts)
+ * that holds the redemption's lease and ends in deliver, fail or abandon. Nothing else
+ * touches leases. Every failed step is logged by redemption id (never the proof) and
+ * counted.
  *
- * Order of an admission: a proof bound to this request is looked up first, so a
- * replay beats every availability check; a paid proof is served unless the route says
- * it cannot be (the provider disabled or deleted it: a retryable 503 that keeps the
- * payment); only requests without a usable proof are quoted, and health decides
+ * Order of an admission: a payment bound to this request is looked up first, so a
+ * replay beats every availability check; a paid request is served unless the route
+ * says it cannot be (the provider disabled or deleted it: a retryable 503 that keeps
+ * the payment); only requests without a usable payment are quoted, and health decides
  * whether a quote is issued at all.
+ *
+ * A SPEC proof names a transaction already on-chain: it is verified, claimed, served.
+ * A v2 payment is a signed transaction not yet sent: it is checked and simulated,
+ * claimed, served, and sent (PaidRequest.commit) only once the upstream answered
+ * deliverably, so a v2 payer pays nothing for an upstream failure.
  */
 import {
   type ErrorCode,
   encodePaymentReceipt,
-  type PaymentProof,
+  encodeSettleResponse,
+  memoForNonce,
   type PaymentRequirement,
+  type V2PaymentRequired,
 } from '@tollgate/protocol';
 import type { RejectReason } from '../chains/chain.ts';
+import { ChainUnavailableError } from '../chains/chain.ts';
+import type { CheckedPayment, ExpectedTransfer } from '../chains/exact-v2.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Redemption, RedemptionRepo, StoredResponse } from '../store/store.ts';
-import type { BoundProof, GateRejectReason, ProofChecks } from './gate.ts';
+import type { BoundProof, BoundV2, GateRejectReason, ProofChecks } from './gate.ts';
+import {
+  createPaidRequest,
+  type PaidRequest,
+  type PaidRequestDeps,
+  type PaymentRef,
+} from './paid-request.ts';
 import { issueRequirement, type Quote, quoteTotal, type RequestFacts } from './requirement.ts';
 import type { RequirementClaims, RequirementTokens } from './requirement-token.ts';
+import { type V2PayTo, type V2Schemes, v2PaymentRequired } from './v2-offer.ts';
+
+export type { PaidRequest, RetryTerms } from './paid-request.ts';
 
 export const PENDING_RETRY_AFTER_SEC = 2;
 export const UNAVAILABLE_RETRY_AFTER_SEC = 5;
-/** Renew well before the lease runs out, and at least this often. */
-const MAX_RENEW_EVERY_MS = 10_000;
-/** A completion that hits a database error is tried this many times before giving up. */
-const COMPLETE_TRIES = 3;
 
 /** Why a route answers without serving: an error the HTTP layer renders. */
 export interface Refusal {
@@ -45,45 +57,25 @@ export interface Refusal {
 
 export type Admission =
   | { kind: 'free' }
-  | { kind: 'challenge'; requirement: PaymentRequirement }
+  | { kind: 'challenge'; requirement: PaymentRequirement; v2: V2PaymentRequired | null }
   | ({ kind: 'error' } & Refusal)
-  | { kind: 'replay'; response: StoredResponse; receiptHeader: string }
+  | { kind: 'replay'; response: StoredResponse; receiptHeaders: Record<string, string> }
   | { kind: 'paid'; paid: PaidRequest };
 
 export interface AdmitInput {
+  /** `X-PAYMENT` (SPEC proof). */
   header: string | undefined;
+  /** `PAYMENT-SIGNATURE` (x402 v2 payment). */
+  v2Header?: string | undefined;
   facts: RequestFacts;
   /** What the route prices now (a proof's token must name it); null when nothing is priced here any more. */
   subject: string | null;
   /** The route's quote for a fresh 402, or why none may be issued now (unhealthy, disabled, unknown). */
   quote(): Quote | Refusal;
-  /** For a proof bound to this request: null when it can be served, or why not (the payment is kept). */
+  /** For a payment bound to this request: null when it can be served, or why not (the payment is kept). */
   servePaid(claims: RequirementClaims): Refusal | null;
-}
-
-/** What the HTTP layer sends when a paid attempt failed and the payment stays with the request. */
-export interface RetryTerms {
-  retryAfterSec: number;
-  /** True only for a proof's first failed upstream attempt: one proof counts once toward health. */
-  countsForHealth: boolean;
-  /** `Retry-After` and the failed receipt (`X-PAYMENT-RESPONSE`, success: false). */
-  headers: Record<string, string>;
-}
-
-export interface PaidRequest {
-  readonly redemptionId: string;
-  readonly claims: RequirementClaims;
-  readonly proof: PaymentProof;
-  /** Value of the `X-PAYMENT-RESPONSE` header of a delivered answer. */
-  readonly receiptHeader: string;
-  /** True once deliver, fail or abandon ran. */
-  readonly settled: boolean;
-  /** The upstream answered deliverably: store the answer and complete the redemption. */
-  deliver(response: StoredResponse): Promise<void>;
-  /** The upstream failed (5xx, 408, 429, timeout, reset, oversize): the payment waits for a retry. */
-  fail(reason: string): Promise<RetryTerms>;
-  /** The gateway itself could not serve: the payment goes back at once, no retry window spent. */
-  abandon(reason: string): Promise<void>;
+  /** `extensions` of the v2 `PAYMENT-REQUIRED` (the bazaar description of the route). */
+  v2Extensions?: () => Record<string, unknown> | undefined;
 }
 
 /** DESIGN §4.5: 2xx, 3xx, and 4xx except 408 and 429 are what was paid for. */
@@ -105,52 +97,72 @@ export interface SettlementDeps {
   now: () => number;
   requirementTtlSec: number;
   leaseMs: number;
+  skewMs: number;
   /** The per-proof retry window after a failed upstream attempt. */
   paidRetryAfterSec: number;
+  /** `{base_url}`: v2 resources are absolute URLs. */
+  publicBaseUrl: string;
+  v2Schemes?: V2Schemes;
+  v2PayTo?: V2PayTo;
+  /** Called once a v2 payment landed on-chain (records the provider's payable on the marketplace). */
+  onV2Sent?: PaidRequestDeps['onSent'];
   log?: Log;
 }
 
 const serviceUnavailable = (what: string): Refusal => ({
   code: 'service_unavailable',
-  message: `the gateway could not ${what}; retry with the same X-PAYMENT`,
+  message: `the gateway could not ${what}; retry with the same payment`,
   extra: { retryable: true },
   headers: { 'retry-after': '1' },
 });
 
-function receiptFor(proof: PaymentProof, success: boolean): string {
-  return encodePaymentReceipt({
-    success,
-    chain: proof.chain,
-    network: proof.network,
-    txHashOrDigest: proof.txHashOrDigest,
-    payer: proof.payer,
-    paymentRequirementId: proof.paymentRequirementId,
-  });
-}
-
 export function createSettlement(d: SettlementDeps) {
   const step = (name: string, outcome: string) => d.metrics.settlement.inc({ step: name, outcome });
   const isRefusal = (q: Quote | Refusal): q is Refusal => 'code' in q;
+  const paidDeps = (): PaidRequestDeps => ({
+    redemptions: d.redemptions,
+    metrics: d.metrics,
+    now: d.now,
+    leaseMs: d.leaseMs,
+    paidRetryAfterSec: d.paidRetryAfterSec,
+    ...(d.log ? { log: d.log } : {}),
+    ...(d.onV2Sent ? { onSent: d.onV2Sent } : {}),
+  });
 
   const challenge = (
     input: AdmitInput,
-    reason?: GateRejectReason | RejectReason,
+    reason?: GateRejectReason | RejectReason | string,
     message?: string,
   ): Admission => {
     const q = input.quote();
     // A route that may not quote now answers its refusal: never a 402 for it.
     if (isRefusal(q)) return { kind: 'error', ...q };
-    const { body } = issueRequirement(d.tokens, q, input.facts, d.now(), d.requirementTtlSec);
+    const { body, claims } = issueRequirement(d.tokens, q, input.facts, d.now(), d.requirementTtlSec);
+    const v2 = claims.v2
+      ? v2PaymentRequired(
+          claims,
+          body.paymentRequirementId,
+          {
+            url: `${d.publicBaseUrl}${input.facts.pathWithQuery}`,
+            description: q.description,
+            mimeType: 'application/json',
+          },
+          d.v2Schemes ?? {},
+          d.v2PayTo ?? (() => null),
+          input.v2Extensions?.(),
+        )
+      : null;
     return {
       kind: 'challenge',
       requirement: reason ? { ...body, reason, ...(message ? { message } : {}) } : body,
+      v2,
     };
   };
 
   const inProgress = (): Admission => ({
     kind: 'error',
     code: 'payment_in_progress',
-    message: 'a request with this payment is still being served; retry shortly with the same X-PAYMENT',
+    message: 'a request with this payment is still being served; retry shortly with the same payment',
     headers: { 'retry-after': '1' },
     extra: { retryable: true },
   });
@@ -160,14 +172,14 @@ export function createSettlement(d: SettlementDeps) {
     return {
       kind: 'error',
       code: 'rate_limited',
-      message: `the last attempt with this payment failed; retry with the same X-PAYMENT in ${wait} s`,
+      message: `the last attempt with this payment failed; retry with the same payment in ${wait} s`,
       headers: { 'retry-after': String(wait) },
       extra: { retryable: true, reason: 'retry_budget' },
     };
   };
 
-  function replayOf(r: Redemption, proof: PaymentProof): Admission {
-    d.metrics.payments.inc({ chain: proof.chain, outcome: 'replayed' });
+  function replayOf(r: Redemption, ref: PaymentRef): Admission {
+    d.metrics.payments.inc({ chain: ref.chain, outcome: 'replayed' });
     if (!r.response) {
       return {
         kind: 'error',
@@ -176,126 +188,37 @@ export function createSettlement(d: SettlementDeps) {
         extra: { reason: 'response_not_retained' },
       };
     }
-    return { kind: 'replay', response: r.response, receiptHeader: receiptFor(proof, true) };
+    return { kind: 'replay', response: r.response, receiptHeaders: ref.receipt(true) };
   }
 
-  function paidRequest(redemption: Redemption, { proof, claims }: BoundProof): PaidRequest {
-    const { id, attempt } = redemption;
-    const ids = { redemption: id, attempt, chain: proof.chain, tx: proof.txHashOrDigest };
-    let settled = false;
-    let renewing: NodeJS.Timeout | null = setInterval(
-      () => void renew(),
-      Math.max(100, Math.min(MAX_RENEW_EVERY_MS, Math.floor(d.leaseMs / 3))),
-    );
-    renewing.unref();
-    const stopRenewing = () => {
-      if (renewing) clearInterval(renewing);
-      renewing = null;
-    };
-    async function renew(): Promise<void> {
-      try {
-        if (await d.redemptions.renew(id, attempt, d.now() + d.leaseMs)) return;
-        stopRenewing();
-        step('renew', 'lease_lost');
-        d.log?.error(ids, 'paid request lost its lease while in flight');
-      } catch (err) {
-        step('renew', 'db_error');
-        d.log?.error({ ...ids, err }, 'could not renew the lease of a paid request');
-      }
+  async function lookUp(ref: PaymentRef): Promise<Redemption | null | Admission> {
+    try {
+      return await d.redemptions.byTx(ref.chain, ref.network, ref.txId);
+    } catch (err) {
+      step('lookup', 'db_error');
+      d.log?.error({ err, chain: ref.chain, tx: ref.txId }, 'could not look up a payment');
+      return { kind: 'error', ...serviceUnavailable('look up the payment') };
     }
-    const settle = (): boolean => {
-      if (settled) return false;
-      settled = true;
-      stopRenewing();
-      return true;
-    };
-    async function release(kind: 'fail' | 'abandon', reason: string, retryAtMs: number): Promise<void> {
-      try {
-        const held = await d.redemptions.release(id, attempt, { failed: kind === 'fail', retryAtMs });
-        step(kind, held ? reason : 'lease_lost');
-        if (!held) d.log?.error({ ...ids, reason }, 'paid request lost its lease before releasing it');
-        else
-          d.log?.warn(
-            { ...ids, reason },
-            `paid request ${kind === 'fail' ? 'failed upstream' : 'abandoned'}`,
-          );
-      } catch (err) {
-        // The lease runs out on its own, and then the payment works again.
-        step(kind, 'db_error');
-        d.log?.error(
-          { ...ids, reason, err },
-          'could not release a paid request; it frees when its lease ends',
-        );
-      }
-    }
-
-    return {
-      redemptionId: id,
-      claims,
-      proof,
-      receiptHeader: receiptFor(proof, true),
-      get settled() {
-        return settled;
-      },
-      async deliver(response) {
-        if (!settle()) return;
-        for (let tryNo = 1; ; tryNo++) {
-          try {
-            if (await d.redemptions.complete(id, attempt, response, d.now())) {
-              step('deliver', 'ok');
-            } else {
-              // Fenced off: another attempt took the payment over. The payer still gets this answer.
-              step('deliver', 'lease_lost');
-              d.log?.error(ids, 'paid request lost its lease before completing; answer sent but not stored');
-            }
-            return;
-          } catch (err) {
-            if (tryNo >= COMPLETE_TRIES) {
-              step('deliver', 'db_error');
-              d.log?.error(
-                { ...ids, err },
-                'could not store a delivered answer; it frees when its lease ends',
-              );
-              return;
-            }
-            await new Promise((r) => setTimeout(r, 50 * tryNo));
-          }
-        }
-      },
-      async fail(reason) {
-        const retryAfterSec = d.paidRetryAfterSec;
-        if (settle()) await release('fail', reason, d.now() + retryAfterSec * 1000);
-        return {
-          retryAfterSec,
-          countsForHealth: redemption.failures === 0,
-          headers: {
-            'retry-after': String(Math.max(1, retryAfterSec)),
-            'x-payment-response': receiptFor(proof, false),
-          },
-        };
-      },
-      async abandon(reason) {
-        if (settle()) await release('abandon', reason, 0);
-      },
-    };
   }
+  const isAdmission = (v: Redemption | null | Admission): v is Admission => v !== null && 'kind' in v;
 
-  async function claim(bound: BoundProof, input: AdmitInput): Promise<Admission> {
-    const { proof, claims, option } = bound;
+  async function claim(ref: PaymentRef, input: AdmitInput): Promise<Admission> {
+    const { claims, option } = ref;
     let result: Awaited<ReturnType<RedemptionRepo['claim']>>;
     try {
       result = await d.redemptions.claim({
-        chain: proof.chain,
-        network: proof.network,
-        txId: proof.txHashOrDigest,
-        nonce: proof.nonce,
-        requestHash: proof.requestHash,
-        requirementId: proof.paymentRequirementId,
-        payer: proof.payer,
+        chain: ref.chain,
+        network: ref.network,
+        txId: ref.txId,
+        nonce: claims.nonce,
+        requestHash: claims.requestHash,
+        requirementId: ref.requirementId,
+        payer: ref.payer,
         meta: {
           subject: claims.subject,
           price: claims.price.toString(),
           fee: claims.fee.toString(),
+          ...(ref.version === 2 ? { x402Version: 2 } : {}),
           splits: option.splits.map((s) => ({ ...s, amount: s.amount.toString() })),
         },
         nowMs: d.now(),
@@ -303,18 +226,15 @@ export function createSettlement(d: SettlementDeps) {
       });
     } catch (err) {
       step('claim', 'db_error');
-      d.log?.error(
-        { err, chain: proof.chain, tx: proof.txHashOrDigest },
-        'could not claim a verified payment',
-      );
+      d.log?.error({ err, chain: ref.chain, tx: ref.txId }, 'could not claim a payment');
       return { kind: 'error', ...serviceUnavailable('record the payment') };
     }
     switch (result.kind) {
       case 'claimed':
         step('claim', 'ok');
-        return { kind: 'paid', paid: paidRequest(result.redemption, bound) };
+        return { kind: 'paid', paid: createPaidRequest(paidDeps(), result.redemption, ref) };
       case 'delivered':
-        return replayOf(result.redemption, proof);
+        return replayOf(result.redemption, ref);
       case 'in_progress':
         return inProgress();
       case 'cooling':
@@ -330,29 +250,30 @@ export function createSettlement(d: SettlementDeps) {
     }
   }
 
-  async function admitBound(bound: BoundProof, input: AdmitInput): Promise<Admission> {
-    const { proof } = bound;
-    // A known transaction: answer from the database, without asking the chain again.
-    let existing: Redemption | null;
-    try {
-      existing = await d.redemptions.byTx(proof.chain, proof.network, proof.txHashOrDigest);
-    } catch (err) {
-      step('lookup', 'db_error');
-      d.log?.error({ err, chain: proof.chain, tx: proof.txHashOrDigest }, 'could not look up a payment');
-      return { kind: 'error', ...serviceUnavailable('look up the payment') };
-    }
+  /**
+   * What both formats share once the payment's transaction id is known: a known
+   * transaction is answered from the database (replay, in progress, cooling) before
+   * anything asks the chain; an unknown one is verified (`verify`) and then claimed.
+   */
+  async function admitPayment(
+    ref: PaymentRef,
+    input: AdmitInput,
+    verify: () => Promise<Admission | null>,
+  ): Promise<Admission> {
+    const existing = await lookUp(ref);
+    if (isAdmission(existing)) return existing;
     if (existing) {
-      if (existing.nonce !== proof.nonce || existing.requestHash !== proof.requestHash) {
+      if (existing.nonce !== ref.claims.nonce || existing.requestHash !== ref.claims.requestHash) {
         return challenge(
           input,
           'transaction_already_used',
           'this transaction already paid for another request',
         );
       }
-      if (existing.payer !== proof.payer) return challenge(input, 'payer_mismatch', 'the payer differs');
-      if (existing.state === 'delivered') return replayOf(existing, proof);
+      if (existing.payer !== ref.payer) return challenge(input, 'payer_mismatch', 'the payer differs');
+      if (existing.state === 'delivered') return replayOf(existing, ref);
     }
-    const unservable = input.servePaid(bound.claims);
+    const unservable = input.servePaid(ref.claims);
     if (unservable) {
       return {
         kind: 'error',
@@ -364,32 +285,131 @@ export function createSettlement(d: SettlementDeps) {
     if (existing) {
       if (existing.state === 'in_progress' && existing.leaseUntilMs > d.now()) return inProgress();
       if (existing.state === 'retryable' && existing.retryAtMs > d.now()) return cooling(existing);
-      return claim(bound, input);
+      return claim(ref, input);
     }
+    const refused = await verify();
+    return refused ?? claim(ref, input);
+  }
 
-    const check = await d.checks.verifyOnChain(bound);
-    switch (check.kind) {
-      case 'verified':
-        return claim(bound, input);
-      case 'pending':
-        return {
-          kind: 'error',
-          code: 'payment_pending',
-          message: `the transaction is not ${check.reason === 'not_found' ? 'visible' : 'final'} yet; retry with the same X-PAYMENT`,
-          headers: { 'retry-after': String(PENDING_RETRY_AFTER_SEC) },
-          extra: { reason: check.reason, retryable: true },
-        };
-      case 'unavailable':
-        return {
-          kind: 'error',
-          code: 'verification_unavailable',
-          message: `cannot reach ${proof.chain} to verify the payment; retry with the same X-PAYMENT`,
-          headers: { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SEC) },
-          extra: { retryable: true },
-        };
-      case 'refused':
-        return challenge(input, check.reason, check.message);
+  function v1Ref(bound: BoundProof): PaymentRef {
+    const { proof, claims, option } = bound;
+    return {
+      version: 1,
+      chain: proof.chain,
+      network: proof.network,
+      txId: proof.txHashOrDigest,
+      payer: proof.payer,
+      requirementId: proof.paymentRequirementId,
+      claims,
+      option,
+      receipt: (success) => ({
+        'x-payment-response': encodePaymentReceipt({
+          success,
+          chain: proof.chain,
+          network: proof.network,
+          txHashOrDigest: proof.txHashOrDigest,
+          payer: proof.payer,
+          paymentRequirementId: proof.paymentRequirementId,
+        }),
+      }),
+    };
+  }
+
+  async function admitV1(bound: BoundProof, input: AdmitInput): Promise<Admission> {
+    return admitPayment(v1Ref(bound), input, async () => {
+      const check = await d.checks.verifyOnChain(bound);
+      switch (check.kind) {
+        case 'verified':
+          return null;
+        case 'pending':
+          return {
+            kind: 'error',
+            code: 'payment_pending',
+            message: `the transaction is not ${check.reason === 'not_found' ? 'visible' : 'final'} yet; retry with the same X-PAYMENT`,
+            headers: { 'retry-after': String(PENDING_RETRY_AFTER_SEC) },
+            extra: { reason: check.reason, retryable: true },
+          };
+        case 'unavailable':
+          return chainUnavailable(bound.proof.chain);
+        case 'refused':
+          return challenge(input, check.reason, check.message);
+      }
+    });
+  }
+
+  const chainUnavailable = (chain: string): Admission => ({
+    kind: 'error',
+    code: 'verification_unavailable',
+    message: `cannot reach ${chain} to check the payment; retry with the same payment`,
+    headers: { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SEC) },
+    extra: { retryable: true },
+  });
+
+  function v2Ref(bound: BoundV2, checked: CheckedPayment): PaymentRef {
+    const { scheme, claims, option, entry } = bound;
+    let payment = checked;
+    return {
+      version: 2,
+      chain: scheme.chain,
+      network: scheme.network,
+      txId: checked.txId,
+      payer: checked.payer,
+      requirementId: String(entry.extra.paymentRequirementId),
+      claims,
+      option,
+      receipt: (success, reason) => ({
+        'payment-response': encodeSettleResponse({
+          success,
+          transaction: success ? checked.txId : '',
+          network: scheme.caip2,
+          payer: checked.payer,
+          ...(success ? { amount: entry.amount } : { errorReason: reason ?? 'not_settled' }),
+        }),
+      }),
+      send: () => scheme.settle(payment),
+      useChecked(full: CheckedPayment) {
+        payment = full;
+      },
+    };
+  }
+
+  async function admitV2(bound: BoundV2, input: AdmitInput): Promise<Admission> {
+    const expected: ExpectedTransfer = {
+      payTo: bound.entry.payTo,
+      amount: BigInt(bound.entry.amount),
+      asset: bound.entry.asset,
+      memo: memoForNonce(bound.claims.nonce),
+    };
+    const refuse = (reason: string, message: string) => challenge(input, reason, message);
+    // Static checks only: they name the transaction, which may already be claimed or sent.
+    let known: Awaited<ReturnType<typeof bound.scheme.check>>;
+    try {
+      known = await bound.scheme.check(bound.payload, expected, { simulate: false });
+    } catch (err) {
+      if (!(err instanceof ChainUnavailableError)) throw err;
+      return chainUnavailable(bound.scheme.chain);
     }
+    if (!known.ok) return refuse(known.reason, known.message);
+    const ref = v2Ref(bound, known);
+    return admitPayment(ref, input, async () => {
+      if (d.now() > bound.claims.expiresAtMs + d.skewMs) {
+        return refuse('requirement_expired', 'the payment requirement has expired');
+      }
+      let full: Awaited<ReturnType<typeof bound.scheme.check>>;
+      try {
+        full = await bound.scheme.check(bound.payload, expected);
+      } catch (err) {
+        if (!(err instanceof ChainUnavailableError)) throw err;
+        return chainUnavailable(bound.scheme.chain);
+      }
+      if (!full.ok) {
+        d.metrics.payments.inc({ chain: bound.scheme.chain, outcome: 'rejected' });
+        return refuse(full.reason, full.message);
+      }
+      d.metrics.payments.inc({ chain: bound.scheme.chain, outcome: 'verified' });
+      ref.useChecked?.(full);
+      return null;
+    });
   }
 
   return {
@@ -400,8 +420,23 @@ export function createSettlement(d: SettlementDeps) {
 
     /** Decides what a paid-route request gets (see the file comment for the order). */
     async admit(input: AdmitInput): Promise<Admission> {
+      if (input.v2Header !== undefined && input.v2Header !== '') {
+        if (input.header !== undefined && input.header !== '') {
+          return {
+            kind: 'error',
+            code: 'invalid_payment_header',
+            message: 'send either X-PAYMENT or PAYMENT-SIGNATURE, not both',
+          };
+        }
+        const seen = d.checks.inspectV2(input.v2Header, input.facts, input.subject);
+        if (seen.kind === 'bound') return admitV2(seen.bound, input);
+        if (seen.kind === 'malformed') {
+          return { kind: 'error', code: 'invalid_payment_header', message: seen.message };
+        }
+        return challenge(input, seen.reason, seen.message);
+      }
       const seen = d.checks.inspect(input.header, input.facts, input.subject);
-      if (seen.kind === 'bound') return admitBound(seen.bound, input);
+      if (seen.kind === 'bound') return admitV1(seen.bound, input);
       const q = input.quote();
       if (isRefusal(q)) return { kind: 'error', ...q };
       if (quoteTotal(q) === 0n) return { kind: 'free' };

@@ -30,6 +30,7 @@ const HOP_BY_HOP = [
 const DROP_REQUEST = new Set([
   ...HOP_BY_HOP,
   'x-payment', // the proof is ours, not the provider's
+  'payment-signature', // the x402 v2 payment: a signed transaction, not the provider's either
   'authorization', // gateway session credentials
   'cookie',
   'host', // undici sets it from the origin

@@ -10,6 +10,7 @@ describe('request headers', () => {
       body: Buffer.from('{"a":1}'),
       headers: {
         'x-payment': 'proof',
+        'payment-signature': 'v2-payment',
         authorization: 'Bearer session-token',
         cookie: 'sid=abc',
         'proxy-authorization': 'Basic eA==',
@@ -40,6 +41,7 @@ describe('request headers', () => {
     const names = seen.lines.map(([n]) => n);
     for (const gone of [
       'x-payment',
+      'payment-signature',
       'authorization',
       'cookie',
       'proxy-authorization',

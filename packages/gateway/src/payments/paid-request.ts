@@ -1,0 +1,215 @@
+/**
+ * A paid request that holds its redemption's lease (settle.ts makes them). It renews
+ * the lease while the upstream works and ends in exactly one of deliver, fail or
+ * abandon. A v2 payment is not on-chain yet when the request is admitted: commit()
+ * sends it, and must succeed before any byte of the answer leaves the gateway.
+ */
+import type { Settlement as ChainSettlement, CheckedPayment } from '../chains/exact-v2.ts';
+import type { Metrics } from '../metrics.ts';
+import type { Redemption, RedemptionRepo, StoredResponse } from '../store/store.ts';
+import type { QuotedOption, RequirementClaims } from './requirement-token.ts';
+
+/** Renew well before the lease runs out, and at least this often. */
+const MAX_RENEW_EVERY_MS = 10_000;
+/** A completion that hits a database error is tried this many times before giving up. */
+const COMPLETE_TRIES = 3;
+
+/** What the HTTP layer sends when a paid attempt failed and the payment stays with the request. */
+export interface RetryTerms {
+  retryAfterSec: number;
+  /** True only for a proof's first failed upstream attempt: one proof counts once toward health. */
+  countsForHealth: boolean;
+  /** `Retry-After` and the failed receipt (`success: false`). */
+  headers: Record<string, string>;
+}
+
+/** The payment behind a paid request, whichever wire format brought it. */
+export interface PaymentRef {
+  version: 1 | 2;
+  chain: 'solana' | 'sui';
+  /** The v1 network label the redemption store keys on. */
+  network: string;
+  txId: string;
+  payer: string;
+  /** The requirement token (`paymentRequirementId`). */
+  requirementId: string;
+  claims: RequirementClaims;
+  option: QuotedOption;
+  /** Receipt headers: of a delivered answer, and of a failed attempt. */
+  receipt(success: boolean, reason?: string): Record<string, string>;
+  /** v2 only: sends the payment on-chain (co-signed, confirmed). */
+  send?: () => Promise<ChainSettlement>;
+  /** v2 only: the simulated check replaces the static one the ref was made from. */
+  useChecked?: (checked: CheckedPayment) => void;
+}
+
+export interface PaidRequest {
+  readonly redemptionId: string;
+  readonly claims: RequirementClaims;
+  readonly payment: PaymentRef;
+  /** Receipt headers of a delivered answer (`X-PAYMENT-RESPONSE` or v2 `PAYMENT-RESPONSE`). */
+  readonly receiptHeaders: Record<string, string>;
+  /** True once deliver, fail or abandon ran. */
+  readonly settled: boolean;
+  /**
+   * Makes sure the payment is on-chain before any byte of a deliverable answer is sent:
+   * true at once for a SPEC proof (paid before it was sent); a v2 payment is sent and
+   * confirmed here. On false the request is already abandoned; answer with
+   * `settlementFailure` and release nothing.
+   */
+  commit(): Promise<boolean>;
+  /** Why commit() failed, with the receipt headers to send. */
+  readonly settlementFailure: { reason: string; message: string; headers: Record<string, string> } | null;
+  /** The upstream answered deliverably: store the answer and complete the redemption. */
+  deliver(response: StoredResponse): Promise<void>;
+  /** The upstream failed (5xx, 408, 429, timeout, reset, oversize): the payment waits for a retry. */
+  fail(reason: string): Promise<RetryTerms>;
+  /** The gateway itself could not serve: the payment goes back at once, no retry window spent. */
+  abandon(reason: string): Promise<void>;
+}
+
+export interface PaidRequestDeps {
+  redemptions: RedemptionRepo;
+  metrics: Metrics;
+  now: () => number;
+  leaseMs: number;
+  paidRetryAfterSec: number;
+  log?: { error(obj: unknown, msg: string): void; warn(obj: unknown, msg: string): void };
+  /** Called once a v2 payment landed on-chain (the marketplace records the provider's payable). */
+  onSent?: (paid: PaidRequest) => Promise<void>;
+}
+
+export function createPaidRequest(
+  d: PaidRequestDeps,
+  redemption: Redemption,
+  payment: PaymentRef,
+): PaidRequest {
+  const { id, attempt } = redemption;
+  const ids = { redemption: id, attempt, chain: payment.chain, tx: payment.txId };
+  const step = (name: string, outcome: string) => d.metrics.settlement.inc({ step: name, outcome });
+  let settled = false;
+  let committed = payment.send === undefined;
+  let failure: PaidRequest['settlementFailure'] = null;
+  let renewing: NodeJS.Timeout | null = setInterval(
+    () => void renew(),
+    Math.max(100, Math.min(MAX_RENEW_EVERY_MS, Math.floor(d.leaseMs / 3))),
+  );
+  renewing.unref();
+  const stopRenewing = () => {
+    if (renewing) clearInterval(renewing);
+    renewing = null;
+  };
+  async function renew(): Promise<void> {
+    try {
+      if (await d.redemptions.renew(id, attempt, d.now() + d.leaseMs)) return;
+      stopRenewing();
+      step('renew', 'lease_lost');
+      d.log?.error(ids, 'paid request lost its lease while in flight');
+    } catch (err) {
+      step('renew', 'db_error');
+      d.log?.error({ ...ids, err }, 'could not renew the lease of a paid request');
+    }
+  }
+  const settle = (): boolean => {
+    if (settled) return false;
+    settled = true;
+    stopRenewing();
+    return true;
+  };
+  async function release(kind: 'fail' | 'abandon', reason: string, retryAtMs: number): Promise<void> {
+    try {
+      const held = await d.redemptions.release(id, attempt, { failed: kind === 'fail', retryAtMs });
+      step(kind, held ? reason : 'lease_lost');
+      if (!held) d.log?.error({ ...ids, reason }, 'paid request lost its lease before releasing it');
+      else
+        d.log?.warn({ ...ids, reason }, `paid request ${kind === 'fail' ? 'failed upstream' : 'abandoned'}`);
+    } catch (err) {
+      // The lease runs out on its own, and then the payment works again.
+      step(kind, 'db_error');
+      d.log?.error({ ...ids, reason, err }, 'could not release a paid request; it frees when its lease ends');
+    }
+  }
+
+  const paid: PaidRequest = {
+    redemptionId: id,
+    claims: payment.claims,
+    payment,
+    receiptHeaders: payment.receipt(true),
+    get settled() {
+      return settled;
+    },
+    get settlementFailure() {
+      return failure;
+    },
+    async commit() {
+      if (committed) return true;
+      if (settled || !payment.send) return false;
+      let result: ChainSettlement;
+      try {
+        result = await payment.send();
+      } catch (err) {
+        // Not known to have landed: a retry with the same payment sends it again (idempotent).
+        result = { ok: false, reason: 'settlement_unavailable', message: 'the chain could not be reached' };
+        d.log?.error({ ...ids, err }, 'could not settle a v2 payment');
+      }
+      if (!result.ok) {
+        step('commit', result.reason);
+        d.log?.error({ ...ids, reason: result.reason }, 'v2 payment did not settle; the answer is withheld');
+        failure = {
+          reason: result.reason,
+          message: result.message,
+          headers: payment.receipt(false, result.reason),
+        };
+        if (settle()) await release('abandon', `settlement_${result.reason}`, 0);
+        return false;
+      }
+      committed = true;
+      step('commit', 'ok');
+      if (d.onSent) {
+        await d.onSent(paid).catch((err) => {
+          step('commit', 'record_failed');
+          d.log?.error({ ...ids, err }, 'v2 payment settled but its payable could not be recorded');
+        });
+      }
+      return true;
+    },
+    async deliver(response) {
+      if (!committed) throw new Error('deliver() before a successful commit()');
+      if (!settle()) return;
+      for (let tryNo = 1; ; tryNo++) {
+        try {
+          if (await d.redemptions.complete(id, attempt, response, d.now())) {
+            step('deliver', 'ok');
+          } else {
+            // Fenced off: another attempt took the payment over. The payer still gets this answer.
+            step('deliver', 'lease_lost');
+            d.log?.error(ids, 'paid request lost its lease before completing; answer sent but not stored');
+          }
+          return;
+        } catch (err) {
+          if (tryNo >= COMPLETE_TRIES) {
+            step('deliver', 'db_error');
+            d.log?.error({ ...ids, err }, 'could not store a delivered answer; it frees when its lease ends');
+            return;
+          }
+          await new Promise((r) => setTimeout(r, 50 * tryNo));
+        }
+      }
+    },
+    async fail(reason) {
+      // A v2 payment was never sent: the payer is charged nothing, so no retry window applies.
+      const v2 = payment.send !== undefined && !committed;
+      const retryAfterSec = v2 ? 0 : d.paidRetryAfterSec;
+      if (settle()) await release('fail', reason, d.now() + retryAfterSec * 1000);
+      return {
+        retryAfterSec,
+        countsForHealth: redemption.failures === 0,
+        headers: { 'retry-after': String(Math.max(1, retryAfterSec)), ...payment.receipt(false, reason) },
+      };
+    },
+    async abandon(reason) {
+      if (settle()) await release('abandon', reason, 0);
+    },
+  };
+  return paid;
+}
