@@ -41,6 +41,11 @@ export interface SolanaSandbox {
   readonly fault: SolanaFault;
   /** Promotes every confirmed transaction to finalized. */
   finalizeAll(): void;
+  /**
+   * Produces `count` empty blocks. Blockhashes older than 150 blocks stop being valid,
+   * so a test can expire a signed, unsent transaction (`advanceBlocks(151)`).
+   */
+  advanceBlocks(count: number): void;
   close(): Promise<void>;
 }
 
@@ -85,6 +90,9 @@ export async function startSolanaSandbox(
     },
     finalizeAll() {
       ledger.finalizeAll();
+    },
+    advanceBlocks(count) {
+      ledger.advanceBlocks(count);
     },
     close: () => server.close(),
   };

@@ -4,12 +4,14 @@
  * slots with wall-clock time, a window of valid blockhashes, a transaction history
  * that includes failed-but-included transactions, and commitment levels.
  */
-import type { Address, Signature, Transaction } from '@solana/kit';
+import { createHash } from 'node:crypto';
+import type { Address, ReadonlyUint8Array, Signature, Transaction } from '@solana/kit';
 import {
   address,
   getBase58Decoder,
   getBase64Decoder,
   getCompiledTransactionMessageDecoder,
+  getCompiledTransactionMessageEncoder,
   getTransactionDecoder,
   lamports,
 } from '@solana/kit';
@@ -29,6 +31,28 @@ export interface TxRecord {
   confirmationStatus: 'confirmed' | 'finalized';
   /** What getTransaction renders from, on demand (rendered bodies are several times larger). */
   view: ExecutionView;
+  /** The status cache key (see messageKey): a node knows a transaction by its message too. */
+  messageKey: string;
+}
+
+/** What simulateTransaction reports (mainnet's `RpcSimulateTransactionResult`, the parts the sandbox has). */
+export interface SimulationResult {
+  err: TransactionErrorJson | null;
+  logs: string[];
+  unitsConsumed: bigint;
+  /** Set when the caller asked for `replaceRecentBlockhash`. */
+  replacementBlockhash?: { blockhash: string; lastValidBlockHeight: bigint };
+}
+
+/**
+ * A node's status cache knows a processed transaction by its message as well as by its
+ * signature, so the same message carrying other signatures (or none yet, as a partially
+ * signed one being simulated) is still "already processed".
+ */
+function messageKey(messageBytes: ReadonlyUint8Array): string {
+  return createHash('sha256')
+    .update(messageBytes as Uint8Array)
+    .digest('base64');
 }
 
 /** How many blocks a blockhash stays usable, as on mainnet. */
@@ -52,6 +76,8 @@ export class SolanaLedger {
   holdFinality = false;
   private readonly blockhashes = new Map<string, bigint>();
   private readonly records = new Map<string, TxRecord>();
+  /** messageKey -> signature of the processed transaction. */
+  private readonly processedMessages = new Map<string, string>();
   private current: string;
 
   constructor() {
@@ -129,29 +155,24 @@ export class SolanaLedger {
    * Executes a signed wire transaction. Rejections before execution (bad bytes,
    * bad signature, unknown blockhash, replay, failed preflight) throw an RpcError
    * and leave no trace; execution failures are recorded with `err`, fees charged.
+   * A transaction already processed is, as on a real node, answered with its signature
+   * when preflight is skipped (the copy is dropped), else with the -32002 preflight error
+   * "This transaction has already been processed".
    */
   submit(wire: Uint8Array, opts: { skipPreflight: boolean }): string {
-    let tx: Transaction;
-    let decoded: ReturnType<ReturnType<typeof getCompiledTransactionMessageDecoder>['decode']>;
-    try {
-      tx = getTransactionDecoder().decode(wire);
-      decoded = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
-    } catch (e) {
-      throw new RpcError(RPC.invalidParams, `failed to deserialize transaction: ${(e as Error).message}`);
-    }
-    if (decoded.version === 1) throw preflightError('UnsupportedVersion');
-    const message: ExecutableMessage = decoded;
-    const sigBytes = Object.values(tx.signatures);
-    if (sigBytes.length === 0 || sigBytes.some((s) => s === null)) {
+    const { tx, message, signatures } = decodeWire(wire);
+    if (signatures.length === 0 || signatures.some((s) => s === null)) {
       throw new RpcError(RPC.signatureVerification, 'Transaction signature verification failure');
     }
-    const signatures = sigBytes.map((s) => getBase58Decoder().decode(s!));
-    const signature = signatures[0]!;
-    if (message.version === 0 && (message.addressTableLookups?.length ?? 0) > 0) {
-      throw new RpcError(RPC.invalidParams, 'address lookup tables are not supported by the sandbox');
-    }
+    const signed = signatures as string[];
+    const signature = signed[0]!;
+    const processed = this.processedSignature(signature, tx.messageBytes);
+    // A real node forwards without any check when told to skip preflight: a re-sent
+    // transaction it has already processed is answered with its signature (and dropped).
+    if (processed !== undefined && opts.skipPreflight) return signature;
+    // With preflight, as a bank checks: the blockhash's age first, then the status cache.
     if (!this.isBlockhashValid(message.lifetimeToken)) throw preflightError('BlockhashNotFound');
-    if (this.records.has(signature)) throw preflightError('AlreadyProcessed');
+    if (processed !== undefined) throw preflightError('AlreadyProcessed');
 
     if (!opts.skipPreflight) {
       const sim = this.svm.simulateTransaction(tx);
@@ -192,7 +213,7 @@ export class SolanaLedger {
       }),
     );
     const view: ExecutionView = {
-      signatures,
+      signatures: signed,
       wireBase64: getBase64Decoder().decode(wire),
       message,
       slot,
@@ -207,16 +228,88 @@ export class SolanaLedger {
       logs: meta.logs(),
       computeUnits: meta.computeUnitsConsumed(),
     };
+    const key = messageKey(tx.messageBytes);
     this.records.set(signature, {
       signature,
       slot,
       err,
       confirmationStatus: this.holdFinality ? 'confirmed' : 'finalized',
       view,
+      messageKey: key,
     });
-    if (this.records.size > MAX_RECORDS) this.records.delete(this.records.keys().next().value!);
+    this.processedMessages.set(key, signature);
+    if (this.records.size > MAX_RECORDS) {
+      const oldest = this.records.values().next().value!;
+      this.records.delete(oldest.signature);
+      this.processedMessages.delete(oldest.messageKey);
+    }
     this.advance(slot);
     return signature;
+  }
+
+  /** The signature under which this transaction (or its message) was processed, if it was. */
+  private processedSignature(signature: string | null, messageBytes: ReadonlyUint8Array): string | undefined {
+    if (signature !== null && this.records.has(signature)) return signature;
+    return this.processedMessages.get(messageKey(messageBytes));
+  }
+
+  /**
+   * simulateTransaction: executes against the current state and keeps nothing. Like a
+   * bank it reports BlockhashNotFound / AlreadyProcessed as the result's `err` (not as
+   * an RPC error); a signature problem with `sigVerify` is an RPC error, as on mainnet.
+   */
+  simulate(
+    wire: Uint8Array,
+    opts: { sigVerify: boolean; replaceRecentBlockhash: boolean },
+  ): SimulationResult {
+    const decoded = decodeWire(wire);
+    const { signatures } = decoded;
+    let { tx, message } = decoded;
+    if (opts.sigVerify && signatures.some((s) => s === null)) {
+      throw new RpcError(RPC.signatureVerification, 'Transaction signature verification failure');
+    }
+    let replacementBlockhash: SimulationResult['replacementBlockhash'];
+    if (opts.replaceRecentBlockhash) {
+      replacementBlockhash = this.latestBlockhash();
+      const replaced = { ...message, lifetimeToken: replacementBlockhash.blockhash };
+      const messageBytes = getCompiledTransactionMessageEncoder().encode(replaced as never);
+      tx = { ...tx, messageBytes: messageBytes as Transaction['messageBytes'] };
+      message = replaced as ExecutableMessage;
+    } else if (!this.isBlockhashValid(message.lifetimeToken)) {
+      return { err: 'BlockhashNotFound', logs: [], unitsConsumed: 0n };
+    }
+    if (this.processedSignature(signatures[0] ?? null, tx.messageBytes) !== undefined) {
+      return {
+        err: 'AlreadyProcessed',
+        logs: [],
+        unitsConsumed: 0n,
+        ...(replacementBlockhash ? { replacementBlockhash } : {}),
+      };
+    }
+    this.svm.withSigverify(opts.sigVerify);
+    let sim: ReturnType<LiteSVM['simulateTransaction']>;
+    try {
+      sim = this.svm.simulateTransaction(tx);
+    } finally {
+      this.svm.withSigverify(true);
+    }
+    const failed = 'err' in sim ? sim : null;
+    const err = failed ? transactionErrorJson(failed.err()) : null;
+    if (err === 'SignatureFailure') {
+      throw new RpcError(RPC.signatureVerification, 'Transaction signature verification failure');
+    }
+    const meta = sim.meta();
+    return {
+      err,
+      logs: meta.logs(),
+      unitsConsumed: meta.computeUnitsConsumed(),
+      ...(replacementBlockhash ? { replacementBlockhash } : {}),
+    };
+  }
+
+  /** Produces `count` empty blocks: time passes, and blockhashes older than 150 blocks expire. */
+  advanceBlocks(count: number): void {
+    for (let i = 0; i < count; i++) this.advance(this.slot + 1n);
   }
 
   /** A new block: the next slot, and a fresh blockhash so identical payments differ. */
@@ -228,6 +321,29 @@ export class SolanaLedger {
     this.blockhashes.set(this.current, this.blockHeight + BLOCKHASH_LIFETIME);
     for (const [hash, last] of this.blockhashes) if (last < this.blockHeight) this.blockhashes.delete(hash);
   }
+}
+
+/** Decodes a wire transaction the way a node's sanitizer would, for the versions mainnet runs. */
+function decodeWire(wire: Uint8Array): {
+  tx: Transaction;
+  message: ExecutableMessage;
+  signatures: (string | null)[];
+} {
+  let tx: Transaction;
+  let decoded: ReturnType<ReturnType<typeof getCompiledTransactionMessageDecoder>['decode']>;
+  try {
+    tx = getTransactionDecoder().decode(wire);
+    decoded = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
+  } catch (e) {
+    throw new RpcError(RPC.invalidParams, `failed to deserialize transaction: ${(e as Error).message}`);
+  }
+  if (decoded.version === 1) throw preflightError('UnsupportedVersion');
+  const message: ExecutableMessage = decoded;
+  if (message.version === 0 && (message.addressTableLookups?.length ?? 0) > 0) {
+    throw new RpcError(RPC.invalidParams, 'address lookup tables are not supported by the sandbox');
+  }
+  const signatures = Object.values(tx.signatures).map((s) => (s ? getBase58Decoder().decode(s) : null));
+  return { tx, message, signatures };
 }
 
 function preflightError(err: TransactionErrorJson, meta?: LiteSvmMeta): RpcError {

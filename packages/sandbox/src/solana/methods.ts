@@ -219,6 +219,24 @@ export function createMethods(ctx: MethodContext): Record<string, Handler> {
       }
       return body;
     },
+    simulateTransaction: ([payload, cfg]) => {
+      const c = config(cfg);
+      const sigVerify = c['sigVerify'] === true;
+      const replaceRecentBlockhash = c['replaceRecentBlockhash'] === true;
+      if (sigVerify && replaceRecentBlockhash) {
+        throw invalid('sigVerify may not be used with replaceRecentBlockhash');
+      }
+      const sim = ledger.simulate(decodeWire(payload, c['encoding']), { sigVerify, replaceRecentBlockhash });
+      return withContext({
+        err: sim.err,
+        logs: sim.logs,
+        accounts: null,
+        unitsConsumed: sim.unitsConsumed,
+        returnData: null,
+        innerInstructions: null,
+        ...(sim.replacementBlockhash ? { replacementBlockhash: sim.replacementBlockhash } : {}),
+      });
+    },
     sendTransaction: ([payload, cfg]) => {
       const c = config(cfg);
       return ledger.submit(decodeWire(payload, c['encoding']), {

@@ -9,6 +9,7 @@ import {
   getSignatureFromTransaction,
   isSolanaError,
   lamports,
+  partiallySignTransactionMessageWithSigners,
   pipe,
   setTransactionMessageFeePayerSigner,
   setTransactionMessageLifetimeUsingBlockhash,
@@ -258,6 +259,141 @@ describe('Solana sandbox chain', () => {
     expect((await rpc.getSignatureStatuses([signature]).send()).value[0]).toMatchObject({
       confirmationStatus: 'finalized',
       confirmations: null,
+    });
+  });
+
+  describe('simulateTransaction, blockhash validity and re-sent transactions', () => {
+    const simulate = (wire: string, cfg: Record<string, unknown> = {}) =>
+      rpc
+        .simulateTransaction(
+          wire as never,
+          {
+            encoding: 'base64',
+            sigVerify: false,
+            replaceRecentBlockhash: false,
+            ...cfg,
+          } as never,
+        )
+        .send();
+
+    /** A transfer whose fee a second party (`sponsor`) pays: signed by the payer only. */
+    async function sponsored(sponsor: KeyPairSigner, amount: bigint, memo: string) {
+      const mint = address(USDC_SOLANA_MINT);
+      const lifetime = (await rpc.getLatestBlockhash().send()).value;
+      const message = pipe(
+        createTransactionMessage({ version: 0 }),
+        (m) => setTransactionMessageFeePayerSigner(sponsor, m),
+        (m) => setTransactionMessageLifetimeUsingBlockhash(lifetime, m),
+        (m) =>
+          appendTransactionMessageInstructions(
+            [
+              getTransferCheckedInstruction({
+                source: ataSync.payer,
+                mint,
+                destination: ataSync.recipient,
+                authority: payer,
+                amount,
+                decimals: 6,
+              }),
+              getAddMemoInstruction({ memo }, { programAddress: address(SPL_MEMO_PROGRAM) }),
+            ],
+            m,
+          ),
+      );
+      // Without the sponsor's key: the payer's signature only, the fee payer's slot empty.
+      const partial = await partiallySignTransactionMessageWithSigners({
+        ...message,
+        feePayer: { address: sponsor.address },
+      } as never);
+      const full = await signTransactionMessageWithSigners(message);
+      return {
+        partial: getBase64EncodedWireTransaction(partial as never),
+        full: getBase64EncodedWireTransaction(full),
+        signature: getSignatureFromTransaction(full),
+      };
+    }
+
+    const ataSync = { payer: '' as Address, recipient: '' as Address };
+    let sponsor: KeyPairSigner;
+    beforeAll(async () => {
+      ataSync.payer = await ata(payer.address);
+      ataSync.recipient = await ata(recipient);
+      sponsor = await generateKeyPairSigner();
+      await sb.faucet(sponsor.address, 0n);
+      await send((await pay(1n, 'create the recipient account')).wire);
+    });
+
+    it('simulates like a node: the result, nothing kept, and the partially signed form with sigVerify off', async () => {
+      const usdcBefore = await usdcOf(payer.address);
+      const { wire } = await pay(40n, 'simulated');
+      const sim = await simulate(wire, { sigVerify: true });
+      expect(sim.context.slot).toBe(await rpc.getSlot().send());
+      expect(sim.value).toMatchObject({ err: null, accounts: null, returnData: null });
+      expect(sim.value.logs?.some((l) => l.includes('simulated'))).toBe(true);
+      expect(sim.value.unitsConsumed).toBeGreaterThan(0n);
+      expect(await usdcOf(payer.address)).toBe(usdcBefore);
+
+      const tx = await sponsored(sponsor, 41n, 'partial');
+      expect((await simulate(tx.partial)).value.err).toBeNull();
+      // The same with sigVerify: a node refuses to check a signature that is not there.
+      expect((await rpcError(simulate(tx.partial, { sigVerify: true }))).message).toMatch(/signature/i);
+      expect((await simulate(tx.full, { sigVerify: true })).value.err).toBeNull();
+      // Nothing happened.
+      expect((await rpc.getSignatureStatuses([tx.signature]).send()).value[0]).toBeNull();
+      expect(await usdcOf(payer.address)).toBe(usdcBefore);
+    });
+
+    it('reports execution failures, unknown blockhashes and replays in the result, not as errors', async () => {
+      const tooMuch = await pay(10n ** 12n, 'sim-overspend');
+      expect((await simulate(tooMuch.wire)).value.err).toEqual({ InstructionError: [1n, { Custom: 1n }] });
+
+      const stale = await pay(1n, 'sim-stale', {
+        blockhash: { blockhash: '11111111111111111111111111111111', lastValidBlockHeight: 10n },
+      });
+      expect((await simulate(stale.wire)).value.err).toBe('BlockhashNotFound');
+      const replaced = await simulate(stale.wire, { replaceRecentBlockhash: true });
+      expect(replaced.value.err).toBeNull();
+      expect(replaced.value.replacementBlockhash).toEqual((await rpc.getLatestBlockhash().send()).value);
+      expect(
+        (await rpcError(simulate(stale.wire, { sigVerify: true, replaceRecentBlockhash: true }))).message,
+      ).toMatch(/sigVerify may not be used with replaceRecentBlockhash/);
+
+      const tx = await sponsored(sponsor, 42n, 'sim-replay');
+      await send(tx.full);
+      // Known by its message: the partially signed form is "already processed" too.
+      expect((await simulate(tx.full)).value.err).toBe('AlreadyProcessed');
+      expect((await simulate(tx.partial)).value.err).toBe('AlreadyProcessed');
+    });
+
+    it('answers a re-sent, processed transaction with its signature when preflight is skipped, else -32002', async () => {
+      const usdcBefore = BigInt(await usdcOf(payer.address));
+      const { wire, signature } = await pay(43n, 'resent');
+      expect(await send(wire)).toBe(signature);
+      expect(await send(wire, true)).toBe(signature);
+      const err = await rpcError(send(wire));
+      expect(err.code).toBe(-32002);
+      expect(err.message).toMatch(/already been processed/);
+      // Executed once.
+      expect(BigInt(await usdcOf(payer.address))).toBe(usdcBefore - 43n);
+    });
+
+    it('expires blockhashes 150 blocks on, as getBlockHeight and lastValidBlockHeight tell', async () => {
+      const { value: lifetime } = await rpc.getLatestBlockhash().send();
+      const height = await rpc.getBlockHeight().send();
+      expect(lifetime.lastValidBlockHeight).toBe(height + 150n);
+      const signed = await pay(44n, 'expiring', { blockhash: lifetime });
+
+      sb.advanceBlocks(150);
+      expect(await rpc.getBlockHeight().send()).toBe(lifetime.lastValidBlockHeight);
+      expect((await rpc.isBlockhashValid(lifetime.blockhash).send()).value).toBe(true);
+      sb.advanceBlocks(1);
+      expect(await rpc.getBlockHeight().send()).toBeGreaterThan(lifetime.lastValidBlockHeight);
+      expect((await rpc.isBlockhashValid(lifetime.blockhash).send()).value).toBe(false);
+      expect((await rpc.getLatestBlockhash().send()).value.blockhash).not.toBe(lifetime.blockhash);
+
+      expect((await simulate(signed.wire)).value.err).toBe('BlockhashNotFound');
+      expect((await rpcError(send(signed.wire))).message).toMatch(/Blockhash not found/);
+      expect((await rpc.getSignatureStatuses([signed.signature]).send()).value[0]).toBeNull();
     });
   });
 
