@@ -21,6 +21,11 @@ export interface Project {
   description: string;
   category: string;
   owner: Owner;
+  /**
+   * Opted in to stock x402 v2 payers (DESIGN §4.12): the platform receives the whole
+   * amount of a v2 payment and the provider's share becomes a payable.
+   */
+  x402Exact: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -71,8 +76,10 @@ export interface Rail {
 }
 
 /** What a caller supplies; the store assigns the id and the timestamps. */
-export type NewProject = Omit<Project, 'id' | 'createdAt' | 'updatedAt'>;
-export type ProjectPatch = Partial<Pick<Project, 'name' | 'description' | 'category'>>;
+export type NewProject = Omit<Project, 'id' | 'createdAt' | 'updatedAt' | 'x402Exact'> & {
+  x402Exact?: boolean;
+};
+export type ProjectPatch = Partial<Pick<Project, 'name' | 'description' | 'category' | 'x402Exact'>>;
 
 export type NewApi = Omit<Api, 'id' | 'createdAt' | 'updatedAt'>;
 export type ApiPatch = Partial<Omit<NewApi, 'projectId'>>;
@@ -304,6 +311,149 @@ export interface ConversationRepo {
   items(conversationId: string, opts: { limit: number; after?: number }): Promise<ConversationItem[]>;
 }
 
+// ---------------------------------------------------------------------------
+// Payables: the provider's share of v2 payments the platform received whole, paid out
+// in batches by the operator (DESIGN §4.12; docs/operations-payouts.md).
+
+/** 'pending' is owed; 'paying' is assigned to an unfinished payout; 'paid' is final. */
+export type PayableState = 'pending' | 'paying' | 'paid';
+
+export interface Payable {
+  id: string;
+  /** The paid request this share comes from; one payable per redemption. */
+  redemptionId: string;
+  projectId: string;
+  chain: Chain;
+  network: string;
+  /** The provider's rail recipient when the payment settled. */
+  recipient: string;
+  /** Atomic USDC units, > 0. */
+  amount: bigint;
+  createdAtMs: number;
+  state: PayableState;
+  payoutId: string | null;
+  payoutTx: string | null;
+  paidAtMs: number | null;
+}
+
+export interface NewPayable {
+  redemptionId: string;
+  projectId: string;
+  chain: Chain;
+  network: string;
+  recipient: string;
+  amount: bigint;
+  nowMs: number;
+}
+
+export interface RecipientDue {
+  recipient: string;
+  amount: bigint;
+  count: number;
+}
+
+export interface PayableTotals {
+  chain: Chain;
+  network: string;
+  /** Owed and not yet in a payout ('pending' plus 'paying'). */
+  pending: bigint;
+  paid: bigint;
+}
+
+/**
+ * 'open': holds the payout lock, payables may be assigned, nothing signed yet.
+ * 'sent': the signed transaction is recorded and may be on-chain. 'paid' and
+ * 'failed' are final (failed: the transaction did not move money and can never land).
+ */
+export type PayoutState = 'open' | 'sent' | 'paid' | 'failed';
+
+export interface Payout {
+  id: string;
+  chain: Chain;
+  network: string;
+  state: PayoutState;
+  /** Fencing token: increments when a run takes over a payout whose lease lapsed. */
+  attempt: number;
+  leaseUntilMs: number;
+  /** Transaction id (Solana signature, Sui digest), known before sending. */
+  tx: string | null;
+  /** The signed transaction, so a later run can re-send and check it (chain-specific text). */
+  txBytes: string | null;
+  /** When the transaction can no longer land (Solana: last valid block height); null if unknown. */
+  txExpiry: string | null;
+  error: string | null;
+  createdAtMs: number;
+  updatedAtMs: number;
+}
+
+/** A payout this caller may act on is identified by id and attempt (the fence). */
+export interface PayoutHold {
+  id: string;
+  attempt: number;
+}
+
+export type BeginPayoutResult =
+  /** A fresh 'open' payout: this caller holds the lock. */
+  | { kind: 'begun'; payout: Payout }
+  /** An unfinished payout whose lease lapsed, now held by this caller: resolve it first. */
+  | { kind: 'recover'; payout: Payout }
+  /** Another run holds the lock until `payout.leaseUntilMs`. */
+  | { kind: 'busy'; payout: Payout };
+
+export interface PayableRepo {
+  /**
+   * Records the provider's share of one paid request. Idempotent by redemption: the same
+   * redemption again (also concurrently, across processes) adds no row and returns the
+   * first one. Throws RangeError unless `amount` > 0.
+   */
+  record(p: NewPayable): Promise<Payable>;
+  byRedemption(redemptionId: string): Promise<Payable | null>;
+  /** Pending payables of a chain and network, oldest first. */
+  pending(q: { chain: Chain; network: string; limit: number }): Promise<Payable[]>;
+  /** Pending totals per recipient, oldest debt first (then by recipient), at most `limit` recipients. */
+  pendingByRecipient(q: { chain: Chain; network: string; limit: number }): Promise<RecipientDue[]>;
+  /**
+   * Marks payables paid by `tx`. Only a 'pending' row, or a 'paying' row of this same payout,
+   * changes (one conditional statement), so no row is ever marked by two payouts. Returns
+   * the ids it marked.
+   */
+  markPaid(ids: string[], o: { payoutId: string; tx: string; nowMs: number }): Promise<string[]>;
+  /** Pending and paid totals of a project, per chain and network (exact, in atomic units). */
+  summary(projectId: string): Promise<PayableTotals[]>;
+  byPayout(payoutId: string): Promise<Payable[]>;
+
+  // The payout protocol (ops/payout.ts). Every call after beginPayout is fenced by the hold.
+  /** Takes the payout lock of a chain and network: one unfinished payout at a time. */
+  beginPayout(q: {
+    chain: Chain;
+    network: string;
+    nowMs: number;
+    leaseMs: number;
+  }): Promise<BeginPayoutResult>;
+  /** The unfinished payout of a chain and network, if any (read only). */
+  unfinishedPayout(chain: Chain, network: string): Promise<Payout | null>;
+  payout(id: string): Promise<Payout | null>;
+  /** Extends (or with a past time, gives up) the lease of an unfinished payout; false if fenced off. */
+  renewPayout(hold: PayoutHold, leaseUntilMs: number, nowMs: number): Promise<boolean>;
+  /**
+   * Moves every pending payable of these recipients to 'paying' in this 'open' payout and
+   * returns what the payout now holds per recipient; null if fenced off.
+   */
+  assignToPayout(
+    hold: PayoutHold,
+    q: { recipients: string[]; nowMs: number },
+  ): Promise<RecipientDue[] | null>;
+  /** 'open' → 'sent': records the signed transaction BEFORE it is broadcast; false if fenced off. */
+  recordPayoutSent(
+    hold: PayoutHold,
+    sent: { tx: string; txBytes: string; txExpiry: string | null; nowMs: number },
+  ): Promise<boolean>;
+  /** The transaction landed and moved the money: its payables 'paid', the payout 'paid'. Null if fenced off. */
+  settlePayout(hold: PayoutHold, nowMs: number): Promise<{ paid: number } | null>;
+  /** The money did not move and cannot: payables back to 'pending', the payout 'failed'. Null if fenced off. */
+  failPayout(hold: PayoutHold, error: string, nowMs: number): Promise<{ released: number } | null>;
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   projects: ProjectRepo;
@@ -313,6 +463,7 @@ export interface Store {
   redemptions: RedemptionRepo;
   auth: AuthRepo;
   conversations: ConversationRepo;
+  payables: PayableRepo;
   /** Cheap liveness query for /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;

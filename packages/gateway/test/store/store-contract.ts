@@ -8,6 +8,7 @@ import { authContract } from './contract/auth.ts';
 import { catalogContract } from './contract/catalog.ts';
 import { conversationContract } from './contract/conversations.ts';
 import { directoryContract } from './contract/directory.ts';
+import { payableContract } from './contract/payables.ts';
 import { redemptionContract } from './contract/redemptions.ts';
 
 export function runStoreContract(name: string, makeStore: () => Promise<Store>): void {
@@ -34,5 +35,6 @@ export function runStoreContract(name: string, makeStore: () => Promise<Store>):
     redemptionContract(get);
     authContract(get);
     conversationContract(get);
+    payableContract(get);
   });
 }

@@ -5,6 +5,7 @@ import { authRepo } from './auth-repo.ts';
 import type { Backend } from './backend.ts';
 import { conversationRepo } from './conversation-repo.ts';
 import { endpointRepo } from './endpoint-repo.ts';
+import { payableRepo } from './payable-repo.ts';
 import { projectRepo } from './project-repo.ts';
 import { railRepo } from './rail-repo.ts';
 import { redemptionRepo } from './redemption-repo.ts';
@@ -22,6 +23,7 @@ export function kyselyStore(backend: Backend, onClose: () => Promise<void> = asy
     redemptions: redemptionRepo(backend),
     auth: authRepo(backend),
     conversations: conversationRepo(backend),
+    payables: payableRepo(backend),
     async ping() {
       await sql`select 1`.execute(db);
     },

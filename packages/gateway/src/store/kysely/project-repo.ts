@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { DirectoryQuery, NewProject, Owner, Project, ProjectPatch, ProjectRepo } from '../store.ts';
 import type { Backend } from './backend.ts';
 import { newId } from './ids.ts';
-import { containsPattern, nowIso, pageSize, toNum } from './rows.ts';
+import { containsPattern, nowIso, pageSize, toBool, toNum } from './rows.ts';
 import type { Database, ProjectsTable } from './schema.ts';
 import { translateUnique } from './unique.ts';
 
@@ -17,6 +17,7 @@ function toProject(r: Selectable<ProjectsTable>): Project {
     description: r.description,
     category: r.category,
     owner: { chain: r.owner_chain as Owner['chain'], address: r.owner_address },
+    x402Exact: toBool(r.x402_exact),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -51,6 +52,7 @@ export function projectRepo(backend: Backend): ProjectRepo {
         category: p.category,
         owner_chain: p.owner.chain,
         owner_address: p.owner.address,
+        x402_exact: p.x402Exact ?? false,
         created_at: now,
         updated_at: now,
       };
@@ -93,6 +95,7 @@ export function projectRepo(backend: Backend): ProjectRepo {
           ...(patch.name !== undefined ? { name: patch.name } : {}),
           ...(patch.description !== undefined ? { description: patch.description } : {}),
           ...(patch.category !== undefined ? { category: patch.category } : {}),
+          ...(patch.x402Exact !== undefined ? { x402_exact: patch.x402Exact } : {}),
           updated_at: nowIso(),
         })
         .where('id', '=', id)

@@ -19,6 +19,7 @@ export interface ProjectsTable {
   category: string;
   owner_chain: string;
   owner_address: string;
+  x402_exact: ColumnType<boolean | number, boolean | undefined, boolean>;
   created_at: string;
   updated_at: string;
 }
@@ -125,6 +126,37 @@ export interface ConversationItemsTable {
   created_at: string;
 }
 
+export interface PayablesTable {
+  id: string;
+  redemption_id: string;
+  project_id: string;
+  chain: string;
+  network: string;
+  recipient: string;
+  /** Atomic units; TEXT in sqlite, BIGINT in pg. */
+  amount: ColumnType<string | number, string, string>;
+  created_at_ms: Ms;
+  state: string;
+  payout_id: string | null;
+  payout_tx: string | null;
+  paid_at_ms: ColumnType<number | string | null, number | null, number | null>;
+}
+
+export interface PayoutsTable {
+  id: string;
+  chain: string;
+  network: string;
+  state: string;
+  attempt: number;
+  lease_until_ms: Ms;
+  tx: string | null;
+  tx_bytes: string | null;
+  tx_expiry: string | null;
+  error: string | null;
+  created_at_ms: Ms;
+  updated_at_ms: Ms;
+}
+
 export interface Database {
   projects: ProjectsTable;
   apis: ApisTable;
@@ -135,4 +167,6 @@ export interface Database {
   sessions: SessionsTable;
   conversations: ConversationsTable;
   conversation_items: ConversationItemsTable;
+  payables: PayablesTable;
+  payouts: PayoutsTable;
 }

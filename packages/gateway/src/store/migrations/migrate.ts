@@ -9,12 +9,14 @@ import type { Backend, StoreLogger } from '../kysely/backend.ts';
 import { initialSchema } from './0001-initial-schema.ts';
 import { turnOncePerPayment } from './0002-turn-once-per-payment.ts';
 import { retryBudget } from './0003-retry-budget.ts';
+import { payables } from './0004-payables.ts';
 
 function migrations(types: Backend['types']): Record<string, Migration> {
   return {
     '0001-initial-schema': initialSchema(types),
     '0002-turn-once-per-payment': turnOncePerPayment,
     '0003-retry-budget': retryBudget(types),
+    '0004-payables': payables(types),
   };
 }
 
