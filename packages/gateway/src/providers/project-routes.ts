@@ -17,6 +17,7 @@ interface ProjectCreate {
   description?: string;
   category?: string;
   owner?: { chain: Chain; address: string };
+  x402Exact?: boolean;
 }
 
 export const DEFAULT_CATEGORY = 'other';
@@ -56,6 +57,7 @@ export function projectRoutes(scope: FastifyInstance, deps: Deps): void {
           description: b.description ?? '',
           category: b.category ?? DEFAULT_CATEGORY,
           owner,
+          x402Exact: b.x402Exact ?? false,
         });
         deps.catalog.invalidate(project.slug);
         request.log.info({ slug: project.slug, owner }, 'project created');
@@ -91,6 +93,12 @@ export function projectRoutes(scope: FastifyInstance, deps: Deps): void {
       if (!updated)
         throw new ApiError('not_found', `no project "${project.slug}"`, { reason: 'project_not_found' });
       deps.catalog.invalidate(project.slug);
+      if (request.body.x402Exact !== undefined && request.body.x402Exact !== project.x402Exact) {
+        request.log.info(
+          { slug: project.slug, x402Exact: updated.x402Exact },
+          'project x402 exact opt-in changed',
+        );
+      }
       return projectView(updated);
     },
   );

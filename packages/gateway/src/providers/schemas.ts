@@ -14,12 +14,18 @@ export const projectCreateBody = objectSchema(
     description: str(0, 2000),
     category: { type: 'string', pattern: CATEGORY_PATTERN },
     owner,
+    x402Exact: { type: 'boolean' },
   },
   ['slug', 'name'],
 );
 
 export const projectPatchBody = objectSchema(
-  { name: str(1, 100), description: str(0, 2000), category: { type: 'string', pattern: CATEGORY_PATTERN } },
+  {
+    name: str(1, 100),
+    description: str(0, 2000),
+    category: { type: 'string', pattern: CATEGORY_PATTERN },
+    x402Exact: { type: 'boolean' },
+  },
   [],
   { minProperties: 1 },
 );

@@ -22,6 +22,7 @@ export function projectView(p: Project) {
     description: p.description,
     category: p.category,
     owner: { chain: p.owner.chain, address: p.owner.address },
+    x402Exact: p.x402Exact,
     createdAt: p.createdAt,
     updatedAt: p.updatedAt,
   };
