@@ -34,6 +34,8 @@ const envSchema = z.object({
     .string()
     .regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'a base58 Solana address')
     .optional(),
+  PLATFORM_SOLANA_KEY: z.string().min(1).optional(),
+  PLATFORM_SUI_KEY: z.string().min(1).optional(),
   PLATFORM_FEE_BPS: int(0, 10_000).default(100),
   PLATFORM_FEE_MIN: z.string().default('0.001'),
   TOLLGATE_ALLOW_PRIVATE_ORIGINS: bool.optional(),
@@ -79,6 +81,9 @@ export interface Config {
   solanaCommitment: 'confirmed' | 'finalized';
   platformSuiAddress: string | null;
   platformSolanaAddress: string | null;
+  /** The platform wallets' keys (a key file path or the key itself), read only by the payout command. */
+  platformSolanaKey: string | null;
+  platformSuiKey: string | null;
   feeBps: number;
   /** Minimum platform fee, atomic units. */
   feeMin: bigint;
@@ -190,6 +195,8 @@ export function loadConfig(
     solanaCommitment: e.SOLANA_COMMITMENT,
     platformSuiAddress: e.PLATFORM_SUI_ADDRESS ?? null,
     platformSolanaAddress: e.PLATFORM_SOLANA_ADDRESS ?? null,
+    platformSolanaKey: e.PLATFORM_SOLANA_KEY ?? null,
+    platformSuiKey: e.PLATFORM_SUI_KEY ?? null,
     feeBps: e.PLATFORM_FEE_BPS,
     feeMin,
     allowPrivateOrigins: e.TOLLGATE_ALLOW_PRIVATE_ORIGINS ?? sandbox,
