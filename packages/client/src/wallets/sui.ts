@@ -7,9 +7,22 @@
 import type { Signer } from '@mysten/sui/cryptography';
 import { SuiGrpcClient } from '@mysten/sui/grpc';
 import { Transaction, TransactionDataBuilder } from '@mysten/sui/transactions';
-import { isValidSuiAddress, normalizeStructTag, normalizeSuiAddress } from '@mysten/sui/utils';
-import type { AcceptOption, ProtocolErrorCode } from '@tollgate/protocol';
-import { ProtocolError, parseAmount, USDC_DECIMALS, USDC_SUI_COIN_TYPE } from '@tollgate/protocol';
+import { isValidSuiAddress, normalizeStructTag, normalizeSuiAddress, toBase64 } from '@mysten/sui/utils';
+import type {
+  AcceptOption,
+  ProtocolErrorCode,
+  V2PaymentPayload,
+  V2Requirements,
+  V2Resource,
+} from '@tollgate/protocol';
+import {
+  encodePaymentSignature,
+  ProtocolError,
+  parseAmount,
+  suiCaip2,
+  USDC_DECIMALS,
+  USDC_SUI_COIN_TYPE,
+} from '@tollgate/protocol';
 import { assertNetwork, cachedIdentity } from './network.ts';
 import type { SuiSecretKey } from './sui-keys.ts';
 import { suiSignerFrom } from './sui-keys.ts';
@@ -89,11 +102,105 @@ function paymentOf(option: AcceptOption, coinTypes: Map<string, number>): Paymen
 }
 
 /**
+ * An x402 v2 `exact` payload on Sui: `transaction` is the base64 BCS TransactionData, signed
+ * but NOT executed; `signature` the payer's base64 serialized signature over it. The payee
+ * (facilitator) executes it. `digest` is what it will be on-chain, for the payer's records.
+ */
+export type SignedSuiExactV2 = {
+  transaction: string;
+  signature: string;
+  digest: string;
+};
+
+/** A Sui PaymentWallet that can also sign x402 v2 `exact` payments for the payee to execute. */
+export interface SuiWallet extends PaymentWallet {
+  readonly chain: 'sui';
+  /**
+   * Builds and signs, WITHOUT executing, one transaction that pays `requirements.amount` of
+   * `requirements.asset` to `requirements.payTo`, with `extra.memo` (if any) as a Pure string
+   * input, the payer's own SUI as gas, and an expiration at the end of the next epoch. Refuses
+   * (`network_mismatch`) requirements whose CAIP-2 network is not its node's chain.
+   * It spends the wallet's coins at their current versions: a second payment signed before the
+   * payee executed the first spends the same versions, and only one of the two can land. Wait
+   * for each paid answer before signing the next.
+   */
+  signExactV2(requirements: V2Requirements, opts?: { signal?: AbortSignal }): Promise<SignedSuiExactV2>;
+}
+
+/** What the wallet pays for v2 requirements (checked before anything is built). */
+function v2PaymentOf(
+  req: V2Requirements,
+  coinTypes: Map<string, number>,
+): Payment & { memo: string | undefined } {
+  if (req.scheme !== 'exact')
+    refuse('invalid_requirement', `the Sui wallet pays scheme exact, not ${req.scheme}`);
+  if (typeof req.network !== 'string' || !req.network.startsWith('sui:')) {
+    refuse('unsupported_chain', `a Sui wallet cannot pay on ${String(req.network)}`);
+  }
+  let coinType: string;
+  try {
+    coinType = normalizeStructTag(req.asset ?? '');
+  } catch {
+    refuse('invalid_requirement', 'the requirements have no valid Sui coin type as asset');
+  }
+  if (!coinTypes.has(coinType)) refuse('invalid_requirement', `the wallet does not pay in ${coinType}`);
+  if (typeof req.amount !== 'string' || !/^[1-9][0-9]{0,24}$/.test(req.amount)) {
+    refuse('invalid_requirement', 'amount must be a positive integer of atomic units');
+  }
+  const to = typeof req.payTo === 'string' && /^0x[0-9a-fA-F]{1,64}$/.test(req.payTo) ? req.payTo : '';
+  if (!to || !isValidSuiAddress(normalizeSuiAddress(to)))
+    refuse('invalid_requirement', 'payTo is not a Sui address');
+  const method = req.extra?.assetTransferMethod;
+  if (method !== undefined && method !== 'coin') {
+    refuse('invalid_requirement', `the wallet pays with coins and its own gas, not ${String(method)}`);
+  }
+  const memo = req.extra?.memo;
+  if (memo !== undefined) {
+    const bytes = typeof memo === 'string' ? new TextEncoder().encode(memo).length : 0;
+    if (bytes === 0 || bytes > MAX_MEMO_BYTES)
+      refuse('invalid_requirement', 'extra.memo is not a usable memo');
+  }
+  const amount = BigInt(req.amount);
+  return {
+    coinType,
+    legs: [{ to: normalizeSuiAddress(to), amount }],
+    total: amount,
+    memo: memo as string | undefined,
+  };
+}
+
+/**
+ * The `PAYMENT-SIGNATURE` header value for paying `accepted` (one entry of a 402's
+ * `PAYMENT-REQUIRED` accepts, echoed verbatim) with `wallet`. Nothing is executed: the
+ * payee does that, and `digest` is what the payment will be on-chain.
+ * @example
+ * const { header } = await suiExactV2PaymentSignature(wallet, required.accepts[0], { resource: required.resource });
+ * await fetch(url, { headers: { 'PAYMENT-SIGNATURE': header } });
+ */
+export async function suiExactV2PaymentSignature(
+  wallet: SuiWallet,
+  accepted: V2Requirements,
+  opts: { resource?: V2Resource; signal?: AbortSignal } = {},
+): Promise<{ header: string; paymentPayload: V2PaymentPayload; digest: string }> {
+  const { transaction, signature, digest } = await wallet.signExactV2(
+    accepted,
+    opts.signal ? { signal: opts.signal } : {},
+  );
+  const paymentPayload: V2PaymentPayload = {
+    x402Version: 2,
+    ...(opts.resource ? { resource: opts.resource } : {}),
+    accepted,
+    payload: { signature, transaction },
+  };
+  return { header: encodePaymentSignature(paymentPayload), paymentPayload, digest };
+}
+
+/**
  * @example
  * const wallet = suiWallet({ secretKey: 'suiprivkey1…', rpcUrl: 'https://fullnode.mainnet.sui.io:443', network: 'mainnet' });
  * const digest = await wallet.pay(requirement.accepts.find((a) => a.chain === 'sui')!);
  */
-export function suiWallet(opts: SuiWalletOptions): PaymentWallet {
+export function suiWallet(opts: SuiWalletOptions): SuiWallet {
   const signer: Signer = suiSignerFrom(opts.secretKey);
   const owner = signer.toSuiAddress();
   const client = new SuiGrpcClient({ network: opts.network ?? 'mainnet', baseUrl: opts.rpcUrl });
@@ -138,10 +245,16 @@ export function suiWallet(opts: SuiWalletOptions): PaymentWallet {
     return chosen;
   }
 
-  async function build(option: AcceptOption, p: Payment, signal?: AbortSignal): Promise<Uint8Array> {
+  async function build(
+    memo: string | undefined,
+    p: Payment,
+    signal?: AbortSignal,
+    expiration?: { Epoch: number },
+  ): Promise<Uint8Array> {
     const coins = await coinsFor(p, signal);
     const tx = new Transaction();
     tx.setSender(owner);
+    if (expiration) tx.setExpiration(expiration);
     const [first, ...rest] = coins.map((c) => tx.objectRef(c));
     if (rest.length > 0) tx.mergeCoins(first!, rest);
     const parts = tx.splitCoins(
@@ -152,7 +265,7 @@ export function suiWallet(opts: SuiWalletOptions): PaymentWallet {
       tx.transferObjects([parts[i]!], leg.to);
     });
     // Unused by any command, it stays in the signed bytes: it binds this payment to the quote.
-    tx.pure.string(option.memo);
+    if (memo !== undefined) tx.pure.string(memo);
     try {
       return await tx.build({ client });
     } catch (e) {
@@ -169,7 +282,7 @@ export function suiWallet(opts: SuiWalletOptions): PaymentWallet {
       const payment = paymentOf(option, coinTypes);
       signal?.throwIfAborted();
       await checkNetwork(option, signal);
-      const bytes = await build(option, payment, signal);
+      const bytes = await build(option.memo, payment, signal);
       const { signature } = await signer.signTransaction(bytes);
       const digest = TransactionDataBuilder.getDigestFromBytes(bytes);
       signal?.throwIfAborted();
@@ -199,6 +312,33 @@ export function suiWallet(opts: SuiWalletOptions): PaymentWallet {
         );
       }
       return digest;
+    },
+    async signExactV2(requirements, signOpts = {}) {
+      const { signal } = signOpts;
+      const payment = v2PaymentOf(requirements, coinTypes);
+      signal?.throwIfAborted();
+      const network = suiCaip2(await chainIdentity(signal ? { signal } : {}));
+      if (network !== requirements.network) {
+        refuse(
+          'network_mismatch',
+          `the requirements are on ${requirements.network}, but the node at ${opts.rpcUrl} is on ${network}; nothing was signed`,
+        );
+      }
+      let epoch: number;
+      try {
+        epoch = Number((await client.core.getCurrentSystemState({ signal })).systemState.epoch);
+      } catch (e) {
+        refuse('payment_failed', `could not read the current epoch: ${(e as Error).message}`);
+      }
+      if (!Number.isSafeInteger(epoch)) refuse('payment_failed', 'the node reports no current epoch');
+      // Valid to the end of the next epoch: a signed payment nobody executes does not linger.
+      const bytes = await build(payment.memo, payment, signal, { Epoch: epoch + 1 });
+      const { signature } = await signer.signTransaction(bytes);
+      return {
+        transaction: toBase64(bytes),
+        signature,
+        digest: TransactionDataBuilder.getDigestFromBytes(bytes),
+      };
     },
   };
 }
