@@ -9,6 +9,7 @@ import type { Metrics } from './metrics.ts';
 import type { ProofChecks } from './payments/gate.ts';
 import type { RequirementTokens } from './payments/requirement-token.ts';
 import type { Settlement } from './payments/settle.ts';
+import type { V2PayTo, V2Schemes } from './payments/v2-offer.ts';
 import type { Forwarder } from './proxy/forward.ts';
 import type { Store } from './store/store.ts';
 
@@ -32,6 +33,10 @@ export interface Deps {
   health: HealthMonitor;
   /** Model catalogue and upstreams for /v1/chat/completions, /v1/embeddings and conversations. */
   inference: InferenceRuntime;
+  /** x402 v2 `exact` schemes configured now, by chain (DESIGN §4.12); absent or empty: no v2 offers. */
+  v2Schemes?: V2Schemes;
+  /** The platform address a v2 payment pays on each chain; absent: none. */
+  v2PayTo?: V2PayTo;
   /** Wall clock in ms; injectable for expiry tests. */
   now: () => number;
 }
