@@ -14,6 +14,7 @@ import { createHealthMonitor, type ProbeTarget } from './health/endpoint-health.
 import { authRoutes } from './http/auth.ts';
 import { conversationRoutes } from './http/conversations.ts';
 import { directoryRoutes } from './http/directory.ts';
+import { discoveryRoutes } from './http/discovery.ts';
 import { healthRoutes } from './http/health.ts';
 import { inferenceRoutes } from './http/inference.ts';
 import { marketplaceRoutes } from './http/marketplace.ts';
@@ -102,6 +103,7 @@ export async function buildApp(
   authRoutes(app, deps);
   providerRoutes(app, deps);
   directoryRoutes(app, deps);
+  discoveryRoutes(app, deps);
   inferenceRoutes(app, deps);
   conversationRoutes(app, deps);
   if (opts.sandbox) sandboxRoutes(app, deps, opts.sandbox);
