@@ -5,6 +5,8 @@
  * transfer's fee is refused before a signature is made, and the sponsor's SOL and USDC
  * stay where they were.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Address, Instruction, KeyPairSigner, TransactionSigner } from '@solana/kit';
 import {
   AccountRole,
@@ -431,6 +433,47 @@ describe('Solana sponsor', () => {
     expect(await sponsor.settle(payment)).toEqual({ ok: true, txId: payment.txId });
   });
 
+  it('lands a transaction whose first send was lost on the way, or whose answer was', async () => {
+    const proxy = await startSendProxy(sb.url);
+    try {
+      const viaProxy = await makeSponsor({ rpcUrl: proxy.url, caip2: SOLANA_MAINNET_CAIP2 });
+      for (const mode of ['drop', 'lose_answer'] as const) {
+        const payer = await newPayer();
+        const { payload, memo } = await stockPayload(payer);
+        const payment = await checked(payload, expected(memo), viaProxy);
+        proxy.failNextSend(mode);
+        expect(await viaProxy.settle(payment)).toEqual({ ok: true, txId: payment.txId });
+        expect(proxy.sends).toBeGreaterThanOrEqual(mode === 'drop' ? 2 : 1);
+        expect(await usdc(payer.address)).toBe(10_000_000n - AMOUNT);
+      }
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('tells an unfunded sponsor apart from a refused payment: ChainUnavailableError', async () => {
+    const broke = await createSolanaSponsor({
+      ...fast,
+      rpcUrl: sb.url,
+      secretKey: newSolanaKey().secretKey,
+      network: 'localnet',
+    });
+    const payer = await newPayer();
+    const client = new ExactSvmScheme(toClientSvmSigner(payer as never), { rpcUrl: sb.url });
+    const memo = nextMemo();
+    const { payload } = await client.createPaymentPayload(2, {
+      scheme: 'exact',
+      network: SOLANA_MAINNET_CAIP2,
+      amount: String(AMOUNT),
+      asset: sb.mint,
+      payTo,
+      maxTimeoutSeconds: 60,
+      extra: broke.extra(memo),
+    } as never);
+    await expect(broke.check(payload as never, expected(memo))).rejects.toThrow(/cannot pay the fee/);
+    expect(await broke.balanceLamports()).toBe(0n);
+  });
+
   it('refuses to work against a node of another network', async () => {
     const devnet = await makeSponsor({ caip2: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1' });
     const payer = await newPayer();
@@ -824,6 +867,57 @@ describe('Solana sponsor', () => {
     await checked(theirs.payload, expected(theirs.memo), limited);
   });
 });
+
+/**
+ * A proxy in front of the sandbox that fails the next sendTransaction once: `drop` never
+ * forwards it, `lose_answer` forwards it and answers HTTP 502 (it landed; nobody heard).
+ */
+async function startSendProxy(target: string) {
+  let next: 'drop' | 'lose_answer' | null = null;
+  let sends = 0;
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks);
+    const isSend = (JSON.parse(body.toString('utf8')) as { method?: string }).method === 'sendTransaction';
+    if (isSend) sends++;
+    const mode = isSend ? next : null;
+    if (isSend) next = null;
+    if (mode === 'drop') {
+      res.statusCode = 502;
+      return res.end('bad gateway');
+    }
+    const upstream = await fetch(target, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    const text = await upstream.text();
+    if (mode === 'lose_answer') {
+      res.statusCode = 502;
+      return res.end('bad gateway');
+    }
+    res.statusCode = upstream.status;
+    res.setHeader('content-type', 'application/json');
+    res.end(text);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get sends() {
+      return sends;
+    },
+    failNextSend(mode: 'drop' | 'lose_answer') {
+      next = mode;
+      sends = 0;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
 
 /** The payer moves all its USDC elsewhere, paying its own fee. */
 async function spendAll(payer: KeyPairSigner) {
