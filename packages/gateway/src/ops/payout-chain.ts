@@ -45,6 +45,8 @@ export interface PayoutChain {
   isRecipient(address: string): boolean;
   /** The platform wallet's USDC, atomic units. */
   usdcBalance(): Promise<bigint>;
+  /** The platform wallet's native coin for fees (lamports, MIST). */
+  gasBalance(): Promise<bigint>;
   /** Builds and signs one transaction paying every transfer; `memo` is written into it. */
   sign(transfers: Transfer[], memo: string): Promise<SignedPayout>;
   /** Broadcasts (again) a signed payout. Throws when the outcome is unknown (network, timeout). */

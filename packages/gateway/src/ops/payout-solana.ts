@@ -103,6 +103,10 @@ export function solanaPayoutChain(opts: SolanaPayoutOptions): PayoutChain {
       return BigInt(balance.amount);
     },
 
+    async gasBalance() {
+      return (await rpc.getBalance(address(opts.key.address)).send()).value;
+    },
+
     async sign(transfers: Transfer[], memo: string): Promise<SignedPayout> {
       if (transfers.length === 0 || transfers.length > MAX_TRANSFERS_PER_TX) {
         throw new RangeError(`a Solana payout pays 1 to ${MAX_TRANSFERS_PER_TX} recipients`);

@@ -17,6 +17,7 @@ import type { SuiPlatformKey } from './platform-keys.ts';
 const MAX_TRANSFERS_PER_TX = 100;
 /** Coins merged into one payout at most (Sui limits object inputs). */
 const MAX_COINS = 200;
+const SUI_COIN_TYPE = '0x2::sui::SUI';
 
 export interface SuiPayoutOptions {
   key: SuiPlatformKey;
@@ -105,6 +106,10 @@ export function suiPayoutChain(opts: SuiPayoutOptions): PayoutChain {
 
     async usdcBalance() {
       return (await coins()).reduce((s, c) => s + c.balance, 0n);
+    },
+
+    async gasBalance() {
+      return BigInt((await client.core.getBalance({ owner, coinType: SUI_COIN_TYPE })).balance.balance);
     },
 
     async sign(transfers: Transfer[], memo: string): Promise<SignedPayout> {

@@ -274,6 +274,17 @@ export async function runPayout(opts: PayoutOptions): Promise<PayoutReport> {
     return conclude(hold, signed, outcome, true);
   }
 
+  /** Why the platform wallet cannot pay `need` now, or null. */
+  async function fundsProblem(need: bigint): Promise<string | null> {
+    const have = await chain.usdcBalance();
+    if (have < need)
+      return `the platform wallet ${chain.address} holds ${usdc(have)} USDC, the payout needs ${usdc(need)}`;
+    if ((await chain.gasBalance()) === 0n) {
+      return `the platform wallet ${chain.address} holds no ${chain.chain === 'solana' ? 'SOL' : 'SUI'} to pay transaction fees`;
+    }
+    return null;
+  }
+
   const quota = opts.maxRecipients ?? Number.POSITIVE_INFINITY;
   let served = 0;
 
@@ -288,8 +299,10 @@ export async function runPayout(opts: PayoutOptions): Promise<PayoutReport> {
     const plan = await due(Math.min(quota, MAX_DUE));
     addLines(plan, { id: null, tx: null }, 'planned', false);
     const need = plan.reduce((s, d) => s + d.amount, 0n);
-    const have = await chain.usdcBalance();
-    if (have < need) fail(`the platform wallet holds ${usdc(have)} USDC, the plan needs ${usdc(need)}`);
+    if (need > 0n) {
+      const problem = await fundsProblem(need);
+      if (problem) fail(problem);
+    }
     return report;
   }
 
@@ -314,18 +327,15 @@ export async function runPayout(opts: PayoutOptions): Promise<PayoutReport> {
       await store.payables.failPayout(hold, 'nothing to pay', now());
       break;
     }
-    const need = batch.reduce((s, d) => s + d.amount, 0n);
-    let have: bigint;
+    let problem: string | null;
     try {
-      have = await chain.usdcBalance();
+      problem = await fundsProblem(batch.reduce((s, d) => s + d.amount, 0n));
     } catch (e) {
-      await store.payables.failPayout(hold, `balance check failed: ${message(e)}`, now());
-      fail(`could not read the platform wallet's balance: ${message(e)}`);
-      break;
+      problem = `could not read the platform wallet's balances: ${message(e)}`;
     }
-    if (have < need) {
-      await store.payables.failPayout(hold, 'insufficient balance', now());
-      fail(`the platform wallet holds ${usdc(have)} USDC, the next batch needs ${usdc(need)}: nothing sent`);
+    if (problem) {
+      await store.payables.failPayout(hold, problem, now());
+      fail(`${problem}: nothing sent`);
       break;
     }
 
