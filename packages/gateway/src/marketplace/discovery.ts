@@ -284,6 +284,7 @@ function inferenceItem(deps: Deps, base: string, route: InferenceRoute): Discove
 /** Listed projects are read in pages of this many, and this many catalogue entries are loaded at once. */
 const PAGE = 200;
 const PARALLEL = 16;
+const YIELD_EVERY = 32;
 
 async function buildItems(deps: Deps): Promise<DiscoveryItem[]> {
   const base = deps.config.publicBaseUrl.replace(/\/+$/, '');
@@ -302,6 +303,7 @@ async function buildItems(deps: Deps): Promise<DiscoveryItem[]> {
     if (page.length < PAGE) break;
     after = page[page.length - 1]!.slug;
   }
+  let built = 0;
   for (let i = 0; i < optedIn.length; i += PARALLEL) {
     const entries = await Promise.all(optedIn.slice(i, i + PARALLEL).map((slug) => deps.catalog.get(slug)));
     for (const entry of entries) {
@@ -313,6 +315,8 @@ async function buildItems(deps: Deps): Promise<DiscoveryItem[]> {
       for (const e of endpoints) {
         const item = endpointItem(deps, base, entry.project, e, entry.rails);
         if (item) items.push(item);
+        // A first build checks every provider schema (milliseconds each): let requests in between.
+        if (++built % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
       }
     }
   }

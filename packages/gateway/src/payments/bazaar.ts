@@ -61,10 +61,13 @@ export type BazaarTarget =
   | (Pick<Endpoint, 'method' | 'inputSchema' | 'outputSchema'> & Partial<Pick<Endpoint, 'id' | 'updatedAt'>>)
   | { inference: InferenceRoute; model?: string };
 
+const isPlainObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+
 // ---------------------------------------------------------------------------
 // Checking an extension as a facilitator does.
 
-const ajv = new Ajv2020({ strict: false, allErrors: false, validateSchema: true });
+// As a facilitator's (strict off); formats are not checked there either, so say nothing about them.
+const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false, logger: false });
 
 /** `$ref` / `$id` values that are not same-document fragments: facilitators refuse them (and so do we). */
 function hasExternalReference(node: unknown): boolean {
@@ -112,11 +115,90 @@ export function checkBazaarExtension(ext: { info: unknown; schema: unknown }): {
 // ---------------------------------------------------------------------------
 // Embedding a provider's schema and deriving an example from it.
 
+const MAX_PATTERN_LENGTH = 256;
+/** Unbounded quantifiers a pattern may have: with short inputs (MAX_EXAMPLE_STRING) even overlapping ones stay cheap. */
+const MAX_UNBOUNDED = 3;
+/** Longest string an example may hold, so the patterns it meets run on short input. */
+export const MAX_EXAMPLE_STRING = 256;
+
+/**
+ * Whether a provider's regular expression is safe to run (no catastrophic backtracking):
+ * short, no backreferences or lookarounds, and no repeated group that itself contains a
+ * quantifier or an alternation (`(a+)+`, `(a|aa)*`, `((ab)*c)+`). Conservative: some
+ * harmless patterns are refused too, and their schema is then left out.
+ */
+export function isSafePattern(p: string): boolean {
+  if (p.length > MAX_PATTERN_LENGTH) return false;
+  if (/\\[1-9]|\\k<|\(\?<?[=!]/.test(p)) return false;
+  const open: { inner: boolean }[] = [];
+  let closed: { inner: boolean } | null = null;
+  let prevQuantifier = false;
+  let unbounded = 0;
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i];
+    const atom = closed;
+    closed = null;
+    if (c === '\\') {
+      i++;
+      prevQuantifier = false;
+      continue;
+    }
+    if (c === '[') {
+      i++;
+      if (p[i] === '^') i++;
+      if (p[i] === ']') i++;
+      while (i < p.length && p[i] !== ']') i += p[i] === '\\' ? 2 : 1;
+      prevQuantifier = false;
+      continue;
+    }
+    if (c === '(') {
+      open.push({ inner: false });
+      if (p[i + 1] === '?') i += 2; // (?: and (?<name>
+      prevQuantifier = false;
+      continue;
+    }
+    if (c === ')') {
+      const group = open.pop();
+      if (!group) return false;
+      closed = group;
+      prevQuantifier = false;
+      continue;
+    }
+    if (c === '|') {
+      for (const g of open) g.inner = true;
+      prevQuantifier = false;
+      continue;
+    }
+    if (c === '*' || c === '+' || c === '?' || c === '{') {
+      if (c === '?' && prevQuantifier) continue; // lazy modifier
+      const start = i;
+      if (c === '{') {
+        const end = p.indexOf('}', i);
+        if (end < 0) return false;
+        i = end;
+      }
+      // A repeated group that can match the same text in several ways.
+      if (atom?.inner && c !== '?') return false;
+      if (
+        (c === '*' || c === '+' || /^\{\d*,\}$/.test(p.slice(start, i + 1))) &&
+        ++unbounded > MAX_UNBOUNDED
+      ) {
+        return false;
+      }
+      for (const g of open) g.inner = true;
+      prevQuantifier = true;
+      continue;
+    }
+    prevQuantifier = false;
+  }
+  return open.length === 0;
+}
+
 /**
  * The provider's schema placed at `pointer` inside the extension's schema: `$schema`
  * dropped (only the root may name the dialect), `#/...` references rebased onto the new
- * location. Null when it cannot be embedded faithfully (not an object, external or
- * dynamic references, `$id`).
+ * location. Null when it cannot be embedded faithfully or safely (not an object,
+ * external or dynamic references, `$id`, a pattern that could backtrack badly).
  */
 export function embedSchema(schema: unknown, pointer: string): Json | null {
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return null;
@@ -128,6 +210,11 @@ export function embedSchema(schema: unknown, pointer: string): Json | null {
     for (const [key, value] of Object.entries(node)) {
       if (key === '$schema') continue;
       if (key === '$id' || key === '$dynamicRef' || key === '$recursiveRef') usable = false;
+      // Patterns run on examples here and at every facilitator: only ones that cannot backtrack badly.
+      if (key === 'pattern' && typeof value === 'string' && !isSafePattern(value)) usable = false;
+      if (key === 'patternProperties' && isPlainObject(value) && !Object.keys(value).every(isSafePattern)) {
+        usable = false;
+      }
       if (key === '$ref') {
         if (typeof value !== 'string' || !value.startsWith('#')) usable = false;
         else if (value === '#' || value.startsWith('#/')) {
@@ -210,7 +297,8 @@ export function exampleFor(schema: unknown, root: unknown = schema, depth = 0): 
       if (byFormat) return byFormat;
       const min = typeof s.minLength === 'number' ? s.minLength : 0;
       const max = typeof s.maxLength === 'number' ? s.maxLength : Number.POSITIVE_INFINITY;
-      return min <= 6 && max >= 6 ? 'string' : 'x'.repeat(Math.min(Math.max(min, 1), 1024));
+      if (min > MAX_EXAMPLE_STRING) return undefined;
+      return min <= 6 && max >= 6 ? 'string' : 'x'.repeat(Math.max(min, 1));
     }
     case 'integer':
     case 'number':
@@ -223,8 +311,6 @@ export function exampleFor(schema: unknown, root: unknown = schema, depth = 0): 
       return types.includes('null') ? null : undefined;
   }
 }
-
-const isPlainObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 // ---------------------------------------------------------------------------
 // Building the extension.
@@ -313,12 +399,36 @@ function assemble(p: Parts): BazaarExtension {
   };
 }
 
+/** Whether every string (and key) in an example is at most MAX_EXAMPLE_STRING long. */
+function shortStrings(v: unknown, depth = 0): boolean {
+  if (typeof v === 'string') return v.length <= MAX_EXAMPLE_STRING;
+  if (depth > MAX_EXAMPLE_DEPTH * 4) return false;
+  if (Array.isArray(v)) return v.every((x) => shortStrings(x, depth + 1));
+  if (isPlainObject(v)) {
+    return Object.entries(v).every(([k, x]) => k.length <= MAX_EXAMPLE_STRING && shortStrings(x, depth + 1));
+  }
+  return true;
+}
+
 const BODY_POINTER = '/properties/input/properties/body';
 const QUERY_POINTER = '/properties/input/properties/queryParams';
 const OUTPUT_POINTER = '/properties/output/properties/example';
 
-const fits = (ext: BazaarExtension) =>
-  Buffer.byteLength(JSON.stringify(ext), 'utf8') <= BAZAAR_MAX_BYTES && checkBazaarExtension(ext).valid;
+/** Verdicts by the extension's JSON: endpoints without schemas share a handful of shapes, checked once. */
+const verdicts = new Map<string, boolean>();
+const MAX_VERDICTS = 1000;
+
+function fits(ext: BazaarExtension): boolean {
+  const json = JSON.stringify(ext);
+  if (Buffer.byteLength(json, 'utf8') > BAZAAR_MAX_BYTES) return false;
+  let ok = verdicts.get(json);
+  if (ok === undefined) {
+    ok = checkBazaarExtension(ext).valid;
+    if (verdicts.size >= MAX_VERDICTS) verdicts.delete(verdicts.keys().next().value as string);
+    verdicts.set(json, ok);
+  }
+  return ok;
+}
 
 function endpointExtension(
   e: Pick<Endpoint, 'method' | 'inputSchema' | 'outputSchema'>,
@@ -337,13 +447,14 @@ function endpointExtension(
         : null;
   }
   const guess = inputSchema ? exampleFor(e.inputSchema) : undefined;
-  const inputExample = isPlainObject(guess) ? guess : undefined;
+  const inputExample = isPlainObject(guess) && shortStrings(guess) ? guess : undefined;
   const outputSchema = embedSchema(e.outputSchema, OUTPUT_POINTER);
-  const given = isPlainObject(e.outputSchema)
+  const stated = isPlainObject(e.outputSchema)
     ? Array.isArray(e.outputSchema.examples)
       ? e.outputSchema.examples[0]
       : e.outputSchema.example
     : undefined;
+  const given = shortStrings(stated) ? stated : undefined;
 
   // Richest first, input before output; each step drops what fails the facilitator's
   // check or does not fit a header. A body is required in `info`, so a body schema
@@ -446,6 +557,14 @@ function inferenceExtension(route: InferenceRoute, model = DEFAULT_MODEL): Bazaa
 
 // ---------------------------------------------------------------------------
 
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 const MAX_CACHED = 10_000;
 const cache = new Map<string, BazaarExtension | null>();
 
@@ -453,7 +572,7 @@ const cache = new Map<string, BazaarExtension | null>();
  * The `extensions.bazaar` object for a 402 of this endpoint or inference route, or null
  * when the resource cannot be described (an OPTIONS endpoint). Always valid against its
  * own schema and at most BAZAAR_MAX_BYTES of JSON. Cached by endpoint id and updatedAt
- * (by route and model for inference); treat the result as read-only.
+ * (by route and model for inference); the result is shared and frozen.
  */
 export function bazaarExtension(target: BazaarTarget): BazaarExtension | null {
   const key =
@@ -463,8 +582,10 @@ export function bazaarExtension(target: BazaarTarget): BazaarExtension | null {
         ? `ep:${target.id}:${target.updatedAt}`
         : null;
   if (key !== null && cache.has(key)) return cache.get(key) ?? null;
-  const ext =
+  const built =
     'inference' in target ? inferenceExtension(target.inference, target.model) : endpointExtension(target);
+  // A copy of its own (examples may be the provider's objects), frozen: it is shared by every 402.
+  const ext = built ? (deepFreeze(JSON.parse(JSON.stringify(built))) as BazaarExtension) : null;
   if (key !== null) {
     if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value as string);
     cache.set(key, ext);
