@@ -3,8 +3,12 @@
  * backend, chain verifiers). `buildApp` returns a Fastify app without listening.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { SOLANA_MAINNET_CAIP2, suiCaip2, USDC_SUI_COIN_TYPE } from '@tollgate/protocol';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { ChainId, ChainVerifier } from './chains/chain.ts';
+import type { SolanaSponsor } from './chains/solana/sponsor.ts';
+import { watchSponsor } from './chains/solana/sponsor-watch.ts';
 import type { Config } from './config.ts';
 import { keyRing } from './crypto/keys.ts';
 import { createSecretBox } from './crypto/secret-box.ts';
@@ -25,9 +29,12 @@ import { createInferenceRuntime } from './inference/runtime.ts';
 import { loggerOptions } from './logger.ts';
 import { createCatalog } from './marketplace/catalog.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
+import { parseSolana } from './ops/platform-keys.ts';
 import { createProofChecks } from './payments/gate.ts';
+import type { PaidRequest } from './payments/paid-request.ts';
 import { createRequirementTokens } from './payments/requirement-token.ts';
 import { createSettlement } from './payments/settle.ts';
+import type { V2PayTo, V2Schemes } from './payments/v2-offer.ts';
 import { createForwarder } from './proxy/forward.ts';
 import type { SandboxChains } from './sandbox-mode.ts';
 import { serverTimeoutOptions } from './server-options.ts';
@@ -143,6 +150,8 @@ export function assembleDeps(
       now,
       skewMs: config.clockSkewSec * 1000,
       lateProofMs: LATE_PROOF_MS,
+      ...(overrides.v2Schemes ? { v2Schemes: overrides.v2Schemes } : {}),
+      v2PayTo: overrides.v2PayTo ?? platformPayTo(config),
     });
   const settlement =
     overrides.settlement ??
@@ -157,6 +166,9 @@ export function assembleDeps(
       skewMs: config.clockSkewSec * 1000,
       paidRetryAfterSec: config.paidRetryAfterSec,
       publicBaseUrl: config.publicBaseUrl.replace(/\/+$/, ''),
+      ...(overrides.v2Schemes ? { v2Schemes: overrides.v2Schemes } : {}),
+      v2PayTo: overrides.v2PayTo ?? platformPayTo(config),
+      onV2Sent: (paid) => recordProviderShare(store, paid, now()),
     });
   return {
     config,
@@ -179,6 +191,30 @@ export function assembleDeps(
   };
 }
 
+/** A v2 payment pays the whole amount to the platform's address on its chain. */
+function platformPayTo(config: Readonly<Config>): V2PayTo {
+  return (chain) => (chain === 'solana' ? config.platformSolanaAddress : config.platformSuiAddress);
+}
+
+/**
+ * A v2 payment on the marketplace landed with the whole amount at the platform: the
+ * provider's share becomes a payable, paid out later by the operator (ops/payout.ts).
+ */
+async function recordProviderShare(store: Store, paid: PaidRequest, nowMs: number): Promise<void> {
+  const { payment } = paid;
+  const share = payment.option.splits.find((s) => s.recipientType === 'provider');
+  if (!payment.projectId || !share || share.amount === 0n) return;
+  await store.payables.record({
+    redemptionId: paid.redemptionId,
+    projectId: payment.projectId,
+    chain: payment.chain,
+    network: payment.network,
+    recipient: share.payTo,
+    amount: share.amount,
+    nowMs,
+  });
+}
+
 /** A proof for a payment made in time may arrive this long after expiresAt (slow chains, retries). */
 const LATE_PROOF_MS = 60 * 60 * 1000;
 const CATALOG_TTL_MS = 1000;
@@ -190,7 +226,15 @@ export async function createGateway(
 ): Promise<Gateway> {
   const store = await openStore(config.databaseUrl);
   const metrics = createMetrics(); // shared with the verifiers (chain lookups)
-  const deps = assembleDeps(config, store, await createVerifiers(config, metrics), { metrics });
+  const v2 = await createV2Schemes(config);
+  const deps = assembleDeps(config, store, await createVerifiers(config, metrics), {
+    metrics,
+    v2Schemes: v2.schemes,
+  });
+  const sponsorWatch = v2.sponsor
+    ? watchSponsor({ sponsor: v2.sponsor, lowLamports: BigInt(config.sponsorLowLamports), metrics })
+    : null;
+  deps.sponsor = sponsorWatch;
   const app = await buildApp(deps, opts);
   let prune: NodeJS.Timeout | undefined;
   return {
@@ -198,6 +242,7 @@ export async function createGateway(
     deps,
     start() {
       if (prune) return;
+      sponsorWatch?.start();
       deps.health.start(
         config.healthIntervalMs,
         () => probeTargets(store),
@@ -210,6 +255,7 @@ export async function createGateway(
     },
     async close() {
       clearInterval(prune);
+      sponsorWatch?.stop();
       deps.health.stop();
       await app.close();
       await deps.forwarder.close();
@@ -275,4 +321,57 @@ export async function createVerifiers(
     verifiers.sui = createSuiVerifier({ rpcUrl: config.suiRpcUrl, network: config.chainNetwork, onLookup });
   }
   return verifiers;
+}
+
+/**
+ * The x402 v2 `exact` schemes this config can serve (DESIGN §4.12): Solana when a fee
+ * payer (sponsor) key is configured, Sui whenever Sui is (its payers pay their own gas).
+ */
+export async function createV2Schemes(
+  config: Readonly<Config>,
+): Promise<{ schemes: V2Schemes; sponsor: SolanaSponsor | null }> {
+  const schemes: V2Schemes = {};
+  let sponsor: SolanaSponsor | null = null;
+  const mainnet = config.network === 'mainnet';
+  if (config.solanaRpcUrl && config.solanaSponsorKey) {
+    const { createSolanaSponsor } = await import('./chains/solana/sponsor.ts');
+    sponsor = await createSolanaSponsor({
+      rpcUrl: config.solanaRpcUrl,
+      secretKey: loadSponsorKey(config.solanaSponsorKey),
+      network: config.chainNetwork,
+      commitment: config.solanaCommitment,
+      ...(mainnet ? { caip2: SOLANA_MAINNET_CAIP2 } : {}),
+      ...(config.sponsorMaxPerPayerPerMin > 0
+        ? { maxPerPayerPerMinute: config.sponsorMaxPerPayerPerMin }
+        : {}),
+    });
+    schemes.solana = sponsor;
+  }
+  if (config.suiRpcUrl) {
+    const { createSuiExactV2 } = await import('./chains/sui/exact-v2.ts');
+    const caip2 = mainnet ? 'sui:mainnet' : suiCaip2(await suiChainId(config.suiRpcUrl, config.chainNetwork));
+    schemes.sui = createSuiExactV2({
+      rpcUrl: config.suiRpcUrl,
+      network: config.chainNetwork,
+      caip2,
+      coinType: USDC_SUI_COIN_TYPE,
+    });
+  }
+  return { schemes, sponsor };
+}
+
+/** The sponsor key from TOLLGATE_SOLANA_SPONSOR_KEY: a key file, or the key itself. */
+function loadSponsorKey(given: string): Uint8Array {
+  const isFile = existsSync(given);
+  return parseSolana(
+    isFile ? readFileSync(given, 'utf8') : given,
+    isFile ? given : 'TOLLGATE_SOLANA_SPONSOR_KEY',
+  );
+}
+
+async function suiChainId(rpcUrl: string, network: string): Promise<string> {
+  const { SuiGrpcClient } = await import('@mysten/sui/grpc');
+  const client = new SuiGrpcClient({ network, baseUrl: rpcUrl });
+  const { chainIdentifier } = await client.core.getChainIdentifier({ signal: AbortSignal.timeout(10_000) });
+  return chainIdentifier;
 }

@@ -35,6 +35,9 @@ const envSchema = z.object({
     .regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'a base58 Solana address')
     .optional(),
   PLATFORM_SOLANA_KEY: z.string().min(1).optional(),
+  TOLLGATE_SOLANA_SPONSOR_KEY: z.string().min(1).optional(),
+  TOLLGATE_SPONSOR_MAX_PER_PAYER_PER_MIN: int(0, 100_000).default(30),
+  TOLLGATE_SPONSOR_LOW_LAMPORTS: int(0, 1_000_000_000_000).default(50_000_000),
   PLATFORM_SUI_KEY: z.string().min(1).optional(),
   PLATFORM_FEE_BPS: int(0, 10_000).default(100),
   PLATFORM_FEE_MIN: z.string().default('0.001'),
@@ -84,6 +87,15 @@ export interface Config {
   /** The platform wallets' keys (a key file path or the key itself), read only by the payout command. */
   platformSolanaKey: string | null;
   platformSuiKey: string | null;
+  /**
+   * The x402 v2 fee payer on Solana (a key file path or the key itself); null: no v2 on
+   * Solana. Sandbox mode makes and funds one.
+   */
+  solanaSponsorKey: string | null;
+  /** Sponsored transactions per payer per minute (0 = no limit). */
+  sponsorMaxPerPayerPerMin: number;
+  /** Below this SOL balance (lamports) the sponsor is reported low (a warning, /readyz, metrics). */
+  sponsorLowLamports: number;
   feeBps: number;
   /** Minimum platform fee, atomic units. */
   feeMin: bigint;
@@ -196,6 +208,9 @@ export function loadConfig(
     platformSuiAddress: e.PLATFORM_SUI_ADDRESS ?? null,
     platformSolanaAddress: e.PLATFORM_SOLANA_ADDRESS ?? null,
     platformSolanaKey: e.PLATFORM_SOLANA_KEY ?? null,
+    solanaSponsorKey: e.TOLLGATE_SOLANA_SPONSOR_KEY ?? null,
+    sponsorMaxPerPayerPerMin: e.TOLLGATE_SPONSOR_MAX_PER_PAYER_PER_MIN,
+    sponsorLowLamports: e.TOLLGATE_SPONSOR_LOW_LAMPORTS,
     platformSuiKey: e.PLATFORM_SUI_KEY ?? null,
     feeBps: e.PLATFORM_FEE_BPS,
     feeMin,

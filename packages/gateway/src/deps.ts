@@ -1,5 +1,6 @@
 /** What route handlers get: every dependency, chosen by app.ts. */
 import type { ChainId, ChainVerifier } from './chains/chain.ts';
+import type { SponsorWatch } from './chains/solana/sponsor-watch.ts';
 import type { Config } from './config.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
 import type { HealthMonitor } from './health/endpoint-health.ts';
@@ -37,6 +38,8 @@ export interface Deps {
   v2Schemes?: V2Schemes;
   /** The platform address a v2 payment pays on each chain; absent: none. */
   v2PayTo?: V2PayTo;
+  /** The x402 v2 fee payer's balance watch (Solana), when one is configured. */
+  sponsor?: SponsorWatch | null;
   /** Wall clock in ms; injectable for expiry tests. */
   now: () => number;
 }

@@ -12,6 +12,8 @@ export interface Metrics {
   endpointHealthy: Gauge<'project' | 'endpoint'>;
   /** Chain transaction lookups by chain and outcome (chains/guard.ts LookupOutcome). */
   chainLookups: Counter<'chain' | 'outcome'>;
+  /** The x402 v2 fee payer's SOL balance, lamports (absent until first read). */
+  sponsorBalance: Gauge<'chain' | 'address'>;
 }
 
 export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
@@ -54,6 +56,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       name: 'tollgate_endpoint_healthy',
       help: '1 when the endpoint is healthy, 0 when not',
       labelNames: ['project', 'endpoint'],
+      registers: [registry],
+    }),
+    sponsorBalance: new Gauge({
+      name: 'tollgate_sponsor_balance_lamports',
+      help: 'SOL balance of the x402 v2 fee payer (sponsor), lamports',
+      labelNames: ['chain', 'address'],
       registers: [registry],
     }),
     chainLookups: new Counter({

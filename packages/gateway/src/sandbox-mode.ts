@@ -55,8 +55,15 @@ export async function startSandboxMode(base: Readonly<Config>): Promise<SandboxM
   const platformSui = loadOrCreateSuiKey(join(keys, 'platform-sui.key'));
   const providerSolana = loadOrCreateSolanaKey(join(keys, 'provider-solana.json'));
   const providerSui = loadOrCreateSuiKey(join(keys, 'provider-sui.key'));
+  // The x402 v2 fee payer: stock v2 clients pay USDC only, the sponsor pays the SOL fee.
+  const sponsorPath = join(keys, 'sponsor-solana.json');
+  const sponsorSolana = loadOrCreateSolanaKey(sponsorPath);
 
   const [solana, sui, demoApi] = await Promise.all([startSolanaSandbox(), startSuiSandbox(), startDemoApi()]);
+  // The sandbox chains start empty: give the sponsor SOL for fees, and the platform its USDC
+  // account (a v2 transfer goes to it, and the stock client does not create it).
+  await solana.faucet(sponsorSolana.address, 0n, 100n * 1_000_000_000n);
+  await solana.faucet(platformSolana.address, 0n);
   const config = withConfig(base, {
     secret,
     adminToken,
@@ -64,6 +71,7 @@ export async function startSandboxMode(base: Readonly<Config>): Promise<SandboxM
     suiRpcUrl: sui.url,
     platformSolanaAddress: platformSolana.address,
     platformSuiAddress: platformSui.address,
+    solanaSponsorKey: base.solanaSponsorKey ?? sponsorPath,
     allowPrivateOrigins: true,
   });
   const chains: SandboxChains = { solana, sui, demoApi };
@@ -78,6 +86,8 @@ export async function startSandboxMode(base: Readonly<Config>): Promise<SandboxM
         description: 'Weather, echo and fortunes from a local demo upstream, sold per request.',
         category: 'demo',
         owner: { chain: 'solana', address: providerSolana.address },
+        // Stock x402 v2 clients (@x402/fetch) can buy from the demo too.
+        x402Exact: true,
         // The demo upstream listens on a new port at every start.
         api: { name: 'demo upstream', baseUrl: demoApi.url },
         endpoints: [
@@ -107,6 +117,7 @@ export async function startSandboxMode(base: Readonly<Config>): Promise<SandboxM
         '',
         `Tollgate sandbox is running at ${baseUrl}`,
         `  Solana sandbox RPC  ${solana.url}`,
+        `  x402 v2 sponsor     ${sponsorSolana.address} (pays Solana fees for stock x402 clients)`,
         `  Sui sandbox gRPC    ${sui.url}`,
         `  demo upstream       ${demoApi.url}`,
         `  data directory      ${dir}`,

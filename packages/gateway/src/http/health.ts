@@ -15,7 +15,14 @@ export function healthRoutes(app: FastifyInstance, deps: Deps): void {
     }
     const ready = Object.values(checks).every((v) => v === 'ok');
     reply.code(ready ? 200 : 503).header('cache-control', 'no-store');
-    return { status: ready ? 'ready' : 'not_ready', checks };
+    // The x402 v2 fee payer is reported, not required: SPEC payments work without it.
+    const sponsor = deps.sponsor ? deps.sponsor.status() : undefined;
+    if (sponsor && sponsor.state === 'unknown') await deps.sponsor?.refresh();
+    return {
+      status: ready ? 'ready' : 'not_ready',
+      checks,
+      ...(deps.sponsor ? { sponsor: deps.sponsor.status() } : {}),
+    };
   });
 
   app.get('/metrics', async (_request, reply) => {

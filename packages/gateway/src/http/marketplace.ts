@@ -12,6 +12,8 @@ import { endpointKey } from '../marketplace/catalog.ts';
 import { flattenHeaders, streamAndSettle } from '../marketplace/deliver.ts';
 import { splitMarketplaceTarget } from '../marketplace/paths.ts';
 import { marketplaceQuote } from '../marketplace/quote.ts';
+import { bazaarExtensions } from '../payments/bazaar.ts';
+import type { Quote } from '../payments/requirement.ts';
 import { answerAdmission, sendRetryable } from '../payments/respond.ts';
 import { isDeliverable, type PaidRequest, type Refusal, type RetryTerms } from '../payments/settle.ts';
 import { readCapped } from '../proxy/forward.ts';
@@ -83,10 +85,13 @@ async function handle(
       if (quote.options.length === 0 && quote.price + quote.fee > 0n) {
         return unavailable('no_payment_rail', 'this endpoint has no payment rail that can be used now');
       }
-      return quote;
+      // Stock x402 v2 clients may pay only projects that opted in (DESIGN §4.12).
+      return entry.project.x402Exact ? withV2(quote) : quote;
     },
     // A paid proof gets its upstream attempt whatever health says, unless the provider
     // switched the endpoint off or removed it.
+    ...(entry ? { projectId: entry.project.id } : {}),
+    v2Extensions: () => (endpoint ? bazaarExtensions(endpoint) : undefined),
     servePaid: () =>
       !endpoint
         ? unavailable('deleted')
@@ -206,6 +211,17 @@ async function forwardAndDeliver(f: Forwarding): Promise<FastifyReply> {
       }
     },
   );
+}
+
+/** The same quote with v2 offered; one object per quote, so a 402 keeps reusing its formatted parts. */
+const v2Quotes = new WeakMap<Quote, Quote>();
+function withV2(quote: Quote): Quote {
+  let q = v2Quotes.get(quote);
+  if (!q) {
+    q = { ...quote, v2: true };
+    v2Quotes.set(quote, q);
+  }
+  return q;
 }
 
 function firstHeader(v: string | string[] | undefined): string | undefined {

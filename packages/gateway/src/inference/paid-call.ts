@@ -6,6 +6,7 @@ import { EMPTY_BODY_SHA256, sha256Hex } from '@tollgate/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { ApiError } from '../errors.ts';
+import { bazaarExtensions } from '../payments/bazaar.ts';
 import type { Quote } from '../payments/requirement.ts';
 import { answerAdmission } from '../payments/respond.ts';
 import type { Admission, PaidRequest } from '../payments/settle.ts';
@@ -53,6 +54,12 @@ export async function admit(request: FastifyRequest, deps: Deps, quote: Quote): 
       bodySha256: raw ? sha256Hex(raw) : EMPTY_BODY_SHA256,
     },
     subject: quote.subject,
+    v2Extensions: () => {
+      const [, route, model] = quote.subject.split(':');
+      return route === 'chat' || route === 'embeddings'
+        ? bazaarExtensions({ inference: route, ...(model ? { model } : {}) })
+        : undefined;
+    },
     quote: () =>
       quote.options.length === 0 && quote.price + quote.fee > 0n
         ? {

@@ -364,7 +364,13 @@ export function createDiscovery(deps: Deps, ttlMs = DISCOVERY_TTL_MS) {
           building = null;
         });
     }
-    return building;
+    try {
+      return await building;
+    } catch (err) {
+      // The store is unreachable: the last list is better than an error, and it is retried next time.
+      if (cached) return cached.items;
+      throw err;
+    }
   }
 
   return {

@@ -13,6 +13,8 @@ export interface PublishSpec {
   description?: string;
   category?: string;
   owner: Owner;
+  /** Stock x402 v2 clients may pay it (the whole amount to the platform, the provider's share a payable). */
+  x402Exact?: boolean;
   api: {
     name: string;
     baseUrl: string;
@@ -51,7 +53,11 @@ export async function publishProject(store: Store, spec: PublishSpec): Promise<P
       description: spec.description ?? '',
       category: spec.category ?? 'other',
       owner: spec.owner,
+      ...(spec.x402Exact !== undefined ? { x402Exact: spec.x402Exact } : {}),
     }));
+  if (spec.x402Exact !== undefined && project.x402Exact !== spec.x402Exact) {
+    await store.projects.update(project.id, { x402Exact: spec.x402Exact });
+  }
   const origin = {
     name: spec.api.name,
     baseUrl: spec.api.baseUrl,

@@ -58,7 +58,8 @@ export function sandboxKeyPath(dataDir: string, chain: Chain): string {
   return join(dataDir, 'sandbox', VARS[chain].file);
 }
 
-function parseSolana(text: string, what: string): Uint8Array {
+/** A Solana keypair from its text: a JSON array of 64 numbers (solana-keygen) or their base58. */
+export function parseSolana(text: string, what: string): Uint8Array {
   const t = text.trim();
   let bytes: Uint8Array | undefined;
   if (t.startsWith('[')) {

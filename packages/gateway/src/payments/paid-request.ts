@@ -33,6 +33,8 @@ export interface PaymentRef {
   payer: string;
   /** The requirement token (`paymentRequirementId`). */
   requirementId: string;
+  /** The marketplace project sold (its provider is owed its share of a v2 payment). */
+  projectId?: string;
   claims: RequirementClaims;
   option: QuotedOption;
   /** Receipt headers: of a delivered answer, and of a failed attempt. */

@@ -76,6 +76,8 @@ export interface AdmitInput {
   servePaid(claims: RequirementClaims): Refusal | null;
   /** `extensions` of the v2 `PAYMENT-REQUIRED` (the bazaar description of the route). */
   v2Extensions?: () => Record<string, unknown> | undefined;
+  /** The marketplace project sold, if any (a v2 payment owes its provider a payable). */
+  projectId?: string;
 }
 
 /** DESIGN §4.5: 2xx, 3xx, and 4xx except 408 and 429 are what was paid for. */
@@ -345,10 +347,11 @@ export function createSettlement(d: SettlementDeps) {
     extra: { retryable: true },
   });
 
-  function v2Ref(bound: BoundV2, checked: CheckedPayment): PaymentRef {
+  function v2Ref(bound: BoundV2, checked: CheckedPayment, projectId: string | undefined): PaymentRef {
     const { scheme, claims, option, entry } = bound;
     let payment = checked;
     return {
+      ...(projectId ? { projectId } : {}),
       version: 2,
       chain: scheme.chain,
       network: scheme.network,
@@ -390,7 +393,7 @@ export function createSettlement(d: SettlementDeps) {
       return chainUnavailable(bound.scheme.chain);
     }
     if (!known.ok) return refuse(known.reason, known.message);
-    const ref = v2Ref(bound, known);
+    const ref = v2Ref(bound, known, input.projectId);
     return admitPayment(ref, input, async () => {
       if (d.now() > bound.claims.expiresAtMs + d.skewMs) {
         return refuse('requirement_expired', 'the payment requirement has expired');
