@@ -386,6 +386,26 @@ describe('with the v2 schemes configured', () => {
   });
 });
 
+describe('when the store fails', () => {
+  it('serves the last list rather than an error, and rebuilds once it is back', async () => {
+    fresh();
+    const before = await list('?limit=100');
+    expect(before.pagination.total).toBe(13); // endpoints listed: the store is read on a rebuild
+    const listListed = h.store.projects.listListed;
+    h.store.projects.listListed = async () => {
+      throw new Error('database unavailable');
+    };
+    try {
+      fresh();
+      expect(await list('?limit=100')).toEqual(before);
+    } finally {
+      h.store.projects.listListed = listListed;
+    }
+    fresh();
+    expect(await list('?limit=100')).toEqual(before);
+  });
+});
+
 describe('GET /.well-known/x402', () => {
   it('names the discovery endpoint, the resources, the v2 kinds and the SPEC format', async () => {
     fresh();
