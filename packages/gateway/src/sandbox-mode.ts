@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SOLANA_DEVNET_GENESIS_HASH } from '@tollgate/protocol';
 import {
   type DemoApi,
   loadOrCreateSolanaKey,
@@ -59,7 +60,12 @@ export async function startSandboxMode(base: Readonly<Config>): Promise<SandboxM
   const sponsorPath = join(keys, 'sponsor-solana.json');
   const sponsorSolana = loadOrCreateSolanaKey(sponsorPath);
 
-  const [solana, sui, demoApi] = await Promise.all([startSolanaSandbox(), startSuiSandbox(), startDemoApi()]);
+  // The local Solana chain presents devnet's identity: stock x402 clients know no other test network.
+  const [solana, sui, demoApi] = await Promise.all([
+    startSolanaSandbox({ genesisHash: SOLANA_DEVNET_GENESIS_HASH }),
+    startSuiSandbox(),
+    startDemoApi(),
+  ]);
   // The sandbox chains start empty: give the sponsor SOL for fees, and the platform its USDC
   // account (a v2 transfer goes to it, and the stock client does not create it).
   await solana.faucet(sponsorSolana.address, 0n, 100n * 1_000_000_000n);

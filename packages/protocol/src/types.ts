@@ -101,6 +101,12 @@ export const SOLANA_TOKEN_PROGRAMS: readonly string[] = [SPL_TOKEN_PROGRAM, SPL_
 
 /** What `getGenesisHash` answers on Solana mainnet-beta. */
 export const SOLANA_MAINNET_GENESIS_HASH = '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d';
+/**
+ * Solana devnet's genesis hash. Sandbox mode's local chain presents it, so stock x402
+ * clients (which know only mainnet, devnet and testnet) can pay the sandbox: a stand-in,
+ * like the USDC mint at its mainnet address.
+ */
+export const SOLANA_DEVNET_GENESIS_HASH = 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG';
 /** Sui mainnet's chain identifier (as gRPC `GetServiceInfo` reports it). */
 export const SUI_MAINNET_CHAIN_ID = '4btiuiMPvEENsttpZC7CZ53DruC3MAgfznDbASZ7DR6S';
 

@@ -4,12 +4,13 @@
  * payer wallets on both chains. Integration tests drive it over real HTTP.
  */
 import { randomBytes } from 'node:crypto';
+import { getBase58Decoder } from '@solana/kit';
 import type { PaymentWallet } from '@tollgate/client';
 import { solanaWallet, suiWallet } from '@tollgate/client';
-import { parseAmount } from '@tollgate/protocol';
+import { parseAmount, SOLANA_DEVNET_GENESIS_HASH } from '@tollgate/protocol';
 import { newSolanaKey, newSuiKey, startSolanaSandbox, startSuiSandbox } from '@tollgate/sandbox';
 import type { FastifyInstance } from 'fastify';
-import { assembleDeps, buildApp, createVerifiers } from '../../src/app.ts';
+import { assembleDeps, buildApp, createV2Schemes, createVerifiers } from '../../src/app.ts';
 import { SOLANA_MAINNET_GENESIS_HASH } from '../../src/chains/solana/index.ts';
 import { SUI_MAINNET_CHAIN_ID } from '../../src/chains/sui/index.ts';
 import { type Config, type EnvInput, loadConfig, withConfig } from '../../src/config.ts';
@@ -28,11 +29,20 @@ export interface Chains {
   close(): Promise<void>;
 }
 
-/** Sandbox chains; `as: 'mainnet'` makes them report mainnet's identities, for gateways configured as production. */
-export async function startChains(opts: { as?: 'mainnet' } = {}): Promise<Chains> {
+/**
+ * Sandbox chains; `as: 'mainnet'` makes them report mainnet's identities, for gateways
+ * configured as production; `as: 'devnet'` gives Solana devnet's genesis (as sandbox
+ * mode does), a network stock x402 clients know.
+ */
+export async function startChains(opts: { as?: 'mainnet' | 'devnet' } = {}): Promise<Chains> {
   const mainnet = opts.as === 'mainnet';
+  const genesisHash = mainnet
+    ? SOLANA_MAINNET_GENESIS_HASH
+    : opts.as === 'devnet'
+      ? SOLANA_DEVNET_GENESIS_HASH
+      : undefined;
   const [solana, sui] = await Promise.all([
-    startSolanaSandbox(mainnet ? { genesisHash: SOLANA_MAINNET_GENESIS_HASH } : {}),
+    startSolanaSandbox(genesisHash ? { genesisHash } : {}),
     startSuiSandbox(mainnet ? { chainId: SUI_MAINNET_CHAIN_ID } : {}),
   ]);
   return { solana, sui, close: async () => void (await Promise.allSettled([solana.close(), sui.close()])) };
@@ -51,6 +61,8 @@ export interface Harness {
   project: Project;
   endpoints: Record<'items' | 'orders' | 'free' | 'big' | 'disabled', Endpoint>;
   recipients: { solana: { provider: string; platform: string }; sui: { provider: string; platform: string } };
+  /** The x402 v2 fee payer on Solana (funded with SOL). */
+  sponsor: { address: string };
   /** Moves the gateway's clock (not the chains') by this many ms from real time. */
   setClockOffset(ms: number): void;
   /** A fresh payer on each chain funded with `usdc` (decimal). */
@@ -65,6 +77,10 @@ export async function startHarness(
   const upstream = await startTestUpstream();
   const platform = { solana: newSolanaKey().address, sui: newSuiKey().address };
   const provider = { solana: newSolanaKey().address, sui: newSuiKey().address };
+  // x402 v2 as sandbox mode sets it up: a funded fee payer, and the platform's USDC account.
+  const sponsor = newSolanaKey();
+  await chains.solana.faucet(sponsor.address, 0n, 10n * 1_000_000_000n);
+  await chains.solana.faucet(platform.solana, 0n, 0n);
   const base = loadConfig(
     {
       TOLLGATE_NETWORK: 'sandbox',
@@ -87,12 +103,15 @@ export async function startHarness(
     suiRpcUrl: chains.sui.url,
     platformSolanaAddress: platform.solana,
     platformSuiAddress: platform.sui,
+    solanaSponsorKey: getBase58Decoder().decode(sponsor.secretKey),
     allowPrivateOrigins: true,
   });
   const store = await openStore(config.databaseUrl, opts.storeSchema ? { schema: opts.storeSchema } : {});
   let clockOffsetMs = 0;
+  const v2 = await createV2Schemes(config);
   const deps = assembleDeps(config, store, await createVerifiers(config), {
     now: () => Date.now() + clockOffsetMs,
+    v2Schemes: v2.schemes,
   });
   const app = await buildApp(deps, { logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -151,6 +170,7 @@ export async function startHarness(
       solana: { provider: provider.solana, platform: platform.solana },
       sui: { provider: provider.sui, platform: platform.sui },
     },
+    sponsor: { address: sponsor.address },
     setClockOffset(ms) {
       clockOffsetMs = ms;
     },
