@@ -70,6 +70,8 @@ export async function startSandboxMode(base: Readonly<Config>): Promise<SandboxM
   // account (a v2 transfer goes to it, and the stock client does not create it).
   await solana.faucet(sponsorSolana.address, 0n, 100n * 1_000_000_000n);
   await solana.faucet(platformSolana.address, 0n);
+  // Gas for the platform's Sui wallet, so the payout command can pay providers in sandbox too.
+  await sui.faucet(platformSui.address, 0n);
   const config = withConfig(base, {
     secret,
     adminToken,
