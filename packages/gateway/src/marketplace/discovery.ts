@@ -23,7 +23,7 @@ import type { Quote } from '../payments/requirement.ts';
 import type { QuotedOption } from '../payments/requirement-token.ts';
 import { type V2PayTo, type V2Schemes, v2EntryFor } from '../payments/v2-offer.ts';
 import type { Endpoint, Project, Rail } from '../store/store.ts';
-import { marketplaceQuote, USDC_ASSET as USDC_ASSET_BY_CHAIN } from './quote.ts';
+import { marketplaceQuote, platformAddress, USDC_ASSET as USDC_ASSET_BY_CHAIN } from './quote.ts';
 
 /** The `metadata.provider` of the inference routes (a reserved slug, so no project can take it). */
 export const PLATFORM_PROVIDER = 'tollgate';
@@ -102,9 +102,14 @@ export function v2Template(
   return { ...entry, extra };
 }
 
+/** Where v2 payments go: `deps.v2PayTo`, else the platform's address (as assembleDeps gives the 402 path). */
+function v2PayToOf(deps: Deps): V2PayTo {
+  return deps.v2PayTo ?? ((chain) => platformAddress(deps.config, chain));
+}
+
 function templates(quote: Quote, deps: Deps): V2Requirements[] {
   const schemes = deps.v2Schemes ?? {};
-  const payTo = deps.v2PayTo ?? (() => null);
+  const payTo = v2PayToOf(deps);
   return quote.options
     .map((o) => v2Template(o, schemes, payTo))
     .filter((e): e is V2Requirements => e !== null);
@@ -405,7 +410,7 @@ export async function wellKnownManifest(deps: Deps, discovery: Discovery) {
   const base = deps.config.publicBaseUrl.replace(/\/+$/, '');
   const items = await discovery.items();
   const schemes = deps.v2Schemes ?? {};
-  const payTo = deps.v2PayTo ?? (() => null);
+  const payTo = v2PayToOf(deps);
   const kinds = (['sui', 'solana'] as const).flatMap((chain) => {
     const scheme = schemes[chain];
     const to = payTo(chain);

@@ -4,7 +4,12 @@
  * routes, only where a v2 scheme is configured), the item shape, paging, filters, the 400s.
  */
 import { randomBytes } from 'node:crypto';
-import { USDC_SOLANA_MINT, USDC_SUI_COIN_TYPE } from '@tollgate/protocol';
+import {
+  decodePaymentRequired,
+  USDC_SOLANA_MINT,
+  USDC_SUI_COIN_TYPE,
+  type V2Requirements,
+} from '@tollgate/protocol';
 import { newSolanaKey, newSuiKey } from '@tollgate/sandbox';
 import { validateDiscoveryExtension } from '@x402/extensions/bazaar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +17,7 @@ import type { ChainId } from '../../src/chains/chain.ts';
 import type { ExactV2Scheme } from '../../src/chains/exact-v2.ts';
 import { DISCOVERY_TTL_MS, type DiscoveryItem, type DiscoveryPage } from '../../src/marketplace/discovery.ts';
 import { publishProject } from '../../src/marketplace/publish.ts';
+import type { V2Schemes } from '../../src/payments/v2-offer.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 
 /** Discovery reads only chain, network, caip2 and extra(); check/settle are never called here. */
@@ -26,11 +32,13 @@ function fakeScheme(chain: ChainId, network: string, caip2: string, feePayer?: s
   };
 }
 
-const SOLANA_CAIP2 = 'solana:SandboxGenesisHash11111111111111';
-const SUI_CAIP2 = 'sui:localnet';
-const FEE_PAYER = newSolanaKey().address;
-
 let h: Harness;
+/** The harness gateway's own v2 schemes (the Solana sponsor, Sui exact) and what they advertise. */
+let realSchemes: V2Schemes;
+let SOLANA_CAIP2: string;
+let SUI_CAIP2: string;
+let FEE_PAYER: string;
+
 let clock = 0;
 /** Moves the gateway clock past the discovery and catalogue caches. */
 const fresh = () => {
@@ -57,6 +65,10 @@ let optedOut: { slug: string };
 
 beforeAll(async () => {
   h = await startHarness();
+  realSchemes = h.deps.v2Schemes!;
+  SOLANA_CAIP2 = realSchemes.solana!.caip2;
+  SUI_CAIP2 = realSchemes.sui!.caip2;
+  FEE_PAYER = h.sponsor.address;
   await h.store.projects.update(h.project.id, { x402Exact: true });
   const owner = { chain: 'sui' as const, address: newSuiKey().address };
   const rails = (p: { sui: string; solana: string }) => [
@@ -105,21 +117,23 @@ afterAll(async () => {
 
 describe('with no v2 scheme configured', () => {
   it('lists nothing: no stock client could pay', async () => {
-    fresh();
-    const body = await list();
-    expect(body).toEqual({ x402Version: 2, items: [], pagination: { limit: 20, offset: 0, total: 0 } });
-    const manifest = await get('/.well-known/x402');
-    expect(manifest.body).toMatchObject({ resources: [], resourceCount: 0, kinds: [], networks: [] });
+    h.deps.v2Schemes = {};
+    try {
+      fresh();
+      const body = await list();
+      expect(body).toEqual({ x402Version: 2, items: [], pagination: { limit: 20, offset: 0, total: 0 } });
+      const manifest = await get('/.well-known/x402');
+      expect(manifest.body).toMatchObject({ resources: [], resourceCount: 0, kinds: [], networks: [] });
+    } finally {
+      h.deps.v2Schemes = realSchemes;
+    }
   });
 });
 
 describe('with the v2 schemes configured', () => {
   beforeAll(() => {
-    h.deps.v2Schemes = {
-      solana: fakeScheme('solana', h.config.chainNetwork, SOLANA_CAIP2, FEE_PAYER),
-      sui: fakeScheme('sui', h.config.chainNetwork, SUI_CAIP2),
-    };
-    h.deps.v2PayTo = (chain) => h.recipients[chain].platform;
+    // No deps.v2PayTo: v2 payments go to the platform's configured address, as on the 402 path.
+    expect(h.deps.v2PayTo).toBeUndefined();
     fresh();
   });
 
@@ -207,6 +221,29 @@ describe('with the v2 schemes configured', () => {
     expect(items2.extensions!.bazaar.info.input).toEqual({ type: 'http', method: 'GET' });
     // The "free" endpoint still costs the platform fee (0.001), so it is a paid resource.
     expect(items.find((i) => i.resource.endsWith('/free'))!.accepts[0]!.amount).toBe('1000');
+  });
+
+  it('an item is what a real 402 for that resource carries, but for the per-request extra', async () => {
+    const { items } = await list('?limit=100');
+    for (const [path, init] of [
+      [
+        'orders/new',
+        { method: 'POST', body: '{"sku":"A","quantity":1}', headers: { 'content-type': 'application/json' } },
+      ],
+      ['items', {}],
+    ] as const) {
+      const item = items.find((i) => i.resource.endsWith(`/p/${h.project.slug}/${path}`))!;
+      const res = await fetch(`${h.baseUrl}/p/${h.project.slug}/${path}`, init);
+      expect(res.status).toBe(402);
+      const required = decodePaymentRequired(res.headers.get('payment-required'));
+      expect(required.resource.url).toBe(item.resource);
+      const strip = ({ extra, ...rest }: V2Requirements) => {
+        const { memo: _m, paymentRequirementId: _t, ...kept } = extra;
+        return { ...rest, extra: kept };
+      };
+      expect(required.accepts.map(strip)).toEqual(item.accepts);
+      expect(required.extensions?.['bazaar']).toEqual(item.extensions!.bazaar);
+    }
   });
 
   it('the inference items: a reference amount and every model’s per-token prices', async () => {
@@ -380,7 +417,8 @@ describe('with the v2 schemes configured', () => {
     h.deps.v2PayTo = () => null;
     fresh();
     expect((await list()).pagination.total).toBe(0);
-    h.deps.v2PayTo = payTo;
+    if (payTo) h.deps.v2PayTo = payTo;
+    else delete h.deps.v2PayTo;
     fresh();
     expect((await list()).pagination.total).toBe(13);
   });

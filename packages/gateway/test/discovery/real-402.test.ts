@@ -1,6 +1,6 @@
 /**
- * A discovery item's `accepts` are templates of what a real 402 offers: with the same
- * v2 schemes in the settlement, a real `PAYMENT-REQUIRED` for the same route has entries
+ * A discovery item's `accepts` are templates of what a real 402 offers: with fake v2
+ * schemes given to assembleDeps, a real `PAYMENT-REQUIRED` for the same route has entries
  * equal to the template but for the per-request parts (amount for a body-priced route,
  * `extra.memo`, `extra.paymentRequirementId`).
  */
@@ -15,7 +15,6 @@ import type { ExactV2Scheme } from '../../src/chains/exact-v2.ts';
 import { loadConfig, withConfig } from '../../src/config.ts';
 import type { Deps } from '../../src/deps.ts';
 import type { DiscoveryItem } from '../../src/marketplace/discovery.ts';
-import { createSettlement } from '../../src/payments/settle.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { Store } from '../../src/store/store.ts';
 
@@ -64,29 +63,8 @@ beforeAll(async () => {
   };
   const v2PayTo = (chain: ChainId) =>
     chain === 'sui' ? config.platformSuiAddress : config.platformSolanaAddress;
-  const base = assembleDeps(config, store, verifiers);
-  const settlement = createSettlement({
-    checks: base.proofs,
-    tokens: base.tokens,
-    redemptions: store.redemptions,
-    metrics: base.metrics,
-    now: base.now,
-    requirementTtlSec: config.requirementTtlSec,
-    leaseMs: config.leaseMs,
-    skewMs: 0,
-    paidRetryAfterSec: 0,
-    publicBaseUrl: config.publicBaseUrl.replace(/\/+$/, ''),
-    v2Schemes,
-    v2PayTo,
-  });
-  deps = assembleDeps(config, store, verifiers, {
-    metrics: base.metrics,
-    tokens: base.tokens,
-    proofs: base.proofs,
-    settlement,
-    v2Schemes,
-    v2PayTo,
-  });
+  // assembleDeps gives the same schemes and payee to the settlement (the 402) and to discovery.
+  deps = assembleDeps(config, store, verifiers, { v2Schemes, v2PayTo });
   app = await buildApp(deps, { logger: false });
 });
 afterAll(async () => {
@@ -120,6 +98,8 @@ describe('discovery accepts vs a real PAYMENT-REQUIRED', () => {
     const required = decodePaymentRequired(header);
     expect(required.resource.url).toBe(chat.resource);
     expect(required.accepts.map(strip)).toEqual(chat.accepts.map(strip));
+    // The same bazaar extension (the reference model is the one asked for here).
+    expect(required.extensions?.['bazaar']).toEqual(chat.extensions!.bazaar);
     // The real 402 has the per-request parts discovery leaves out.
     for (const entry of required.accepts) {
       expect(entry.extra).toHaveProperty('memo');
