@@ -179,6 +179,7 @@ export function assembleDeps(
     tokens,
     proofs,
     settlement,
+    v2PayTo: overrides.v2PayTo ?? platformPayTo(config),
     catalog: createCatalog(store, CATALOG_TTL_MS, now),
     forwarder: createForwarder({
       allowPrivate: config.allowPrivateOrigins,

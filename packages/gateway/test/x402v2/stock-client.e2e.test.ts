@@ -25,7 +25,7 @@ let h: Harness;
 let chains: Chains;
 let url: string;
 let rpc: ReturnType<typeof createSolanaRpc>;
-const SANDBOX_CAIP2 = solanaCaip2(SOLANA_DEVNET_GENESIS_HASH);
+const SANDBOX_CAIP2 = solanaCaip2(SOLANA_DEVNET_GENESIS_HASH) as `${string}:${string}`;
 const PRICE = 10_000n; // items: 0.01 USDC
 const FEE = 1_000n; // 10 %, as the harness sets it
 
