@@ -132,8 +132,8 @@ describe('with no v2 scheme configured', () => {
 
 describe('with the v2 schemes configured', () => {
   beforeAll(() => {
-    // No deps.v2PayTo: v2 payments go to the platform's configured address, as on the 402 path.
-    expect(h.deps.v2PayTo).toBeUndefined();
+    // v2 payments go to the platform's configured address, as on the 402 path.
+    expect(h.deps.v2PayTo?.('solana')).toBe(h.recipients.solana.platform);
     fresh();
   });
 
