@@ -232,11 +232,16 @@ export async function createGateway(
     metrics,
     v2Schemes: v2.schemes,
   });
+  const app = await buildApp(deps, opts);
   const sponsorWatch = v2.sponsor
-    ? watchSponsor({ sponsor: v2.sponsor, lowLamports: BigInt(config.sponsorLowLamports), metrics })
+    ? watchSponsor({
+        sponsor: v2.sponsor,
+        lowLamports: BigInt(config.sponsorLowLamports),
+        metrics,
+        log: app.log,
+      })
     : null;
   deps.sponsor = sponsorWatch;
-  const app = await buildApp(deps, opts);
   let prune: NodeJS.Timeout | undefined;
   return {
     app,
