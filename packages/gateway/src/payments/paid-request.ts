@@ -103,11 +103,14 @@ export function createPaidRequest(
   };
   async function renew(): Promise<void> {
     try {
-      if (await d.redemptions.renew(id, attempt, d.now() + d.leaseMs)) return;
+      const held = await d.redemptions.renew(id, attempt, d.now() + d.leaseMs);
+      // A renewal that was in flight while this request settled finds the row settled: fine.
+      if (held || settled) return;
       stopRenewing();
       step('renew', 'lease_lost');
       d.log?.error(ids, 'paid request lost its lease while in flight');
     } catch (err) {
+      if (settled) return;
       step('renew', 'db_error');
       d.log?.error({ ...ids, err }, 'could not renew the lease of a paid request');
     }
