@@ -4,7 +4,7 @@ import { keyRing } from '../crypto/keys.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
 import { openStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
-import type { BoundProof, ChainCheck, Inspection, ProofChecks } from './gate.ts';
+import type { BoundProof, BoundV2, ChainCheck, Inspection, ProofChecks } from './gate.ts';
 import type { Quote } from './requirement.ts';
 import { createRequirementTokens } from './requirement-token.ts';
 import { type Admission, createSettlement, isDeliverable, type PaidRequest } from './settle.ts';
@@ -56,13 +56,14 @@ let metrics: Metrics;
 let now: number;
 let checked: BoundProof;
 let chain: ChainCheck;
+let v2: Inspection | { kind: 'bound'; bound: BoundV2 } | null = null;
 const logged: string[] = [];
 
 function settlement(leaseMs = 300, clock: () => number = () => now) {
   const checks: ProofChecks = {
     useLogger() {},
     inspect: (): Inspection => ({ kind: 'bound', bound: checked }),
-    inspectV2: () => ({ kind: 'malformed', message: 'not used here' }),
+    inspectV2: () => (v2 ?? { kind: 'malformed', message: 'not used here' }) as never,
     verifyOnChain: async () => chain,
   };
   return createSettlement({
@@ -108,6 +109,7 @@ beforeEach(async () => {
   now = Date.now();
   checked = bound();
   chain = { kind: 'verified' };
+  v2 = null;
   logged.length = 0;
 });
 afterEach(async () => {
@@ -238,5 +240,58 @@ describe('settlement', () => {
     expect(await s.admit(input)).toMatchObject({ kind: 'error', code: 'verification_unavailable' });
     const { proof } = checked;
     expect(await store.redemptions.byTx(proof.chain, proof.network, proof.txHashOrDigest)).toBeNull();
+  });
+});
+
+describe('settlement of a v2 payment', () => {
+  it('answers a concurrent duplicate whose simulation failed because the first one settled as in progress, not 402', async () => {
+    const s = settlement();
+    const b = bound();
+    const scheme = {
+      chain: 'solana' as const,
+      network: 'localnet',
+      caip2: 'solana:test',
+      extra: () => ({}),
+      settle: async () => ({ ok: true as const, txId: 'v2tx' }),
+      async check(_p: Record<string, unknown>, _e: unknown, opts?: { simulate?: boolean }) {
+        if (opts?.simulate !== false) {
+          // Meanwhile, the first send claimed the same payment.
+          await store.redemptions.claim({
+            chain: 'solana',
+            network: 'localnet',
+            txId: 'v2tx',
+            nonce: b.claims.nonce,
+            requestHash: b.claims.requestHash,
+            requirementId: 'token',
+            payer: 'Payer',
+            meta: {},
+            nowMs: now,
+            leaseMs: 30_000,
+          });
+          return { ok: false as const, reason: 'simulation_failed', message: 'already spent' };
+        }
+        return { ok: true as const, txId: 'v2tx', payer: 'Payer', handle: null };
+      },
+    };
+    v2 = {
+      kind: 'bound',
+      bound: {
+        claims: { ...b.claims, expiresAtMs: now + 60_000, v2: true },
+        option: b.option,
+        entry: {
+          scheme: 'exact',
+          network: 'solana:test',
+          amount: '11000',
+          asset: 'mint',
+          payTo: 'Platform',
+          maxTimeoutSeconds: 60,
+          extra: { paymentRequirementId: 'token' },
+        },
+        scheme,
+        payload: {},
+      },
+    };
+    const admitted = await s.admit({ ...input, header: undefined, v2Header: 'sig' });
+    expect(admitted).toMatchObject({ kind: 'error', code: 'payment_in_progress' });
   });
 });

@@ -406,6 +406,13 @@ export function createSettlement(d: SettlementDeps) {
         return chainUnavailable(bound.scheme.chain);
       }
       if (!full.ok) {
+        // A concurrent send of this same payment may have claimed and settled it while this
+        // one simulated (its simulation then fails): answer as for a known payment.
+        const now = await lookUp(ref);
+        if (isAdmission(now)) return now;
+        if (now && now.nonce === ref.claims.nonce && now.requestHash === ref.claims.requestHash) {
+          return now.state === 'delivered' ? replayOf(now, ref) : inProgress();
+        }
         d.metrics.payments.inc({ chain: bound.scheme.chain, outcome: 'rejected' });
         return refuse(full.reason, full.message);
       }

@@ -124,6 +124,20 @@ describe('a stock @x402/fetch client', () => {
     expect(h.upstream.calls('/base/items').length).toBe(calls);
   });
 
+  it('replays a delivered PAYMENT-SIGNATURE from the database even while the Solana node is down', async () => {
+    const payer = await stockPayer();
+    expect((await payer.pay(url)).status).toBe(200);
+    const header = payer.sent.at(-1)?.get('payment-signature');
+    h.chains.solana.setFault('rpc_down');
+    try {
+      const again = await fetch(url, { headers: { 'payment-signature': header! } });
+      expect(again.status).toBe(200);
+      expect(again.headers.get('x-tollgate-replay')).toBe('true');
+    } finally {
+      h.chains.solana.setFault('none');
+    }
+  });
+
   it('is not charged when the upstream fails: the transaction is never sent', async () => {
     const payer = await stockPayer();
     const before = await snapshot(payer.address);

@@ -384,10 +384,19 @@ export async function createSolanaSponsor(opts: SolanaSponsorOptions): Promise<S
       return value;
     },
 
-    async check(payload, expected) {
+    async check(payload, expected, opts) {
       const decoded = await inspect(payload, expected);
       if (!decoded.ok) return decoded;
       const { transaction, payer, txId, sponsorSignature, blockhash } = decoded;
+      if (opts?.simulate === false) {
+        // Only the local checks: settlement learns the txId of a payment it may already hold.
+        return {
+          ok: true,
+          txId,
+          payer,
+          handle: new SponsoredTransaction(self, transaction, sponsorSignature, txId, blockhash),
+        };
+      }
       if (limiter && !limiter.take(payer, txId)) {
         return refuse(
           'sponsor_rate_limited',
