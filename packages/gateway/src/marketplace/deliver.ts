@@ -132,9 +132,10 @@ async function streamThrough(
   const chunks: Buffer[] = [];
   let kept = 0;
   let tooLarge = false;
-  let clientGone = false;
-  const out = new PassThrough();
   const raw = reply.raw;
+  // A client that left before the answer came gets nothing sent; the answer is still read and stored.
+  let clientGone = raw.destroyed;
+  const out = new PassThrough();
 
   body.on('data', (chunk: Buffer) => {
     kept += chunk.length;
@@ -176,6 +177,11 @@ async function streamThrough(
   });
 
   body.resume();
+  if (clientGone) {
+    // Nothing to send to: Fastify must not pipe into a closed socket (it reports that as an error).
+    reply.hijack();
+    return reply;
+  }
   reply.code(status).headers(headers).headers(paid.receiptHeaders);
   return reply.send(out);
 }

@@ -71,7 +71,14 @@ export interface Harness {
 }
 
 export async function startHarness(
-  opts: { chains?: Chains; databaseUrl?: string; env?: EnvInput; storeSchema?: string } = {},
+  opts: {
+    chains?: Chains;
+    databaseUrl?: string;
+    env?: EnvInput;
+    storeSchema?: string;
+    /** Collects the gateway's log lines (JSON) at the env's LOG_LEVEL instead of discarding them. */
+    logLines?: string[];
+  } = {},
 ): Promise<Harness> {
   const chains = opts.chains ?? (await startChains());
   const upstream = await startTestUpstream();
@@ -113,7 +120,11 @@ export async function startHarness(
     now: () => Date.now() + clockOffsetMs,
     v2Schemes: v2.schemes,
   });
-  const app = await buildApp(deps, { logger: false });
+  const logLines = opts.logLines;
+  const app = await buildApp(
+    deps,
+    logLines ? { logStream: { write: (line) => void logLines.push(line) } } : { logger: false },
+  );
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
