@@ -4,7 +4,15 @@
  * provider wallets, a demo upstream API, and a seeded demo project to buy from.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { SOLANA_DEVNET_GENESIS_HASH } from '@tollgate/protocol';
 import {
@@ -37,16 +45,33 @@ export interface SandboxMode {
 export const DEMO_SLUG = 'demo';
 
 function readOrCreate(path: string, make: () => string): string {
-  if (existsSync(path)) return readFileSync(path, 'utf8').trim();
+  if (existsSync(path)) {
+    keepPrivate(path, 0o600);
+    return readFileSync(path, 'utf8').trim();
+  }
   const value = make();
   writeFileSync(path, `${value}\n`, { mode: 0o600 });
   return value;
 }
 
+/**
+ * The data directory holds the master secret, the operator token and wallet keys: files
+ * are 0600 and directories 0700 (created so; tightened if an older version left them
+ * open). Best effort on what belongs to someone else.
+ */
+function keepPrivate(path: string, mode: 0o600 | 0o700): void {
+  try {
+    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, mode);
+  } catch {
+    // not ours to change
+  }
+}
+
 export async function startSandboxMode(base: Readonly<Config>): Promise<SandboxMode> {
   const dir = base.dataDir;
   const keys = join(dir, 'sandbox');
-  mkdirSync(keys, { recursive: true });
+  mkdirSync(keys, { recursive: true, mode: 0o700 });
+  keepPrivate(keys, 0o700);
   const secret =
     base.secret ?? readOrCreate(join(dir, 'secret'), () => randomBytes(32).toString('base64url'));
   const adminToken =
@@ -59,6 +84,7 @@ export async function startSandboxMode(base: Readonly<Config>): Promise<SandboxM
   // The x402 v2 fee payer: stock v2 clients pay USDC only, the sponsor pays the SOL fee.
   const sponsorPath = join(keys, 'sponsor-solana.json');
   const sponsorSolana = loadOrCreateSolanaKey(sponsorPath);
+  for (const file of readdirSync(keys)) keepPrivate(join(keys, file), 0o600);
 
   // The local Solana chain presents devnet's identity: stock x402 clients know no other test network.
   const [solana, sui, demoApi] = await Promise.all([

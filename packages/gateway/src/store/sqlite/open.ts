@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Kysely, sql } from 'kysely';
@@ -13,6 +13,30 @@ import { NodeSqliteDialect } from './dialect.ts';
 const BUSY_TIMEOUT_MS = 5_000;
 
 /**
+ * The database holds sealed origin secrets, payers' stored answers and session hashes:
+ * it is the gateway's alone. Directories it creates are 0700; the file is created 0600
+ * before SQLite opens it (SQLite gives its -wal and -shm files the database file's mode),
+ * and a file an older version left readable to others is tightened, best effort (a file
+ * owned by someone else keeps its mode: the operator chose it).
+ */
+function keepPrivate(location: string): void {
+  const path = resolve(location);
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) {
+    try {
+      if (existsSync(file) && (statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+    } catch {
+      // not ours to change
+    }
+  }
+}
+
+/**
  * Opens (creating if needed) a SQLite database file, or `:memory:`, and migrates it.
  * Several processes may share the file (WAL, busy_timeout). Within one process use one
  * store per file: node:sqlite is synchronous, so a second handle waiting for the write
@@ -20,7 +44,7 @@ const BUSY_TIMEOUT_MS = 5_000;
  */
 export async function openSqliteStore(location: string, opts: { logger?: StoreLogger } = {}): Promise<Store> {
   const memory = location === ':memory:';
-  if (!memory) mkdirSync(dirname(resolve(location)), { recursive: true });
+  if (!memory) keepPrivate(location);
   const database = new DatabaseSync(location);
   try {
     // WAL lets readers run beside the writer (and another process); busy_timeout makes a
