@@ -12,6 +12,29 @@ const bool = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const url = z.url();
 
+/** `*` (any origin), `none`, or comma-separated origins such as `https://app.example.com`, normalized. */
+const corsOrigins = z
+  .string()
+  .trim()
+  .transform((v, ctx): '*' | readonly string[] => {
+    if (v === '*') return '*';
+    if (v.toLowerCase() === 'none') return Object.freeze([]);
+    const origins: string[] = [];
+    for (const item of v.split(',').map((o) => o.trim())) {
+      const u = URL.parse(item);
+      const bare = u && /^https?:$/.test(u.protocol) && u.pathname === '/' && !u.search && !u.hash;
+      if (!bare || u.username || u.password) {
+        ctx.addIssue({
+          code: 'custom',
+          message: '*, none, or comma-separated origins (no path) like https://app.example.com',
+        });
+        return z.NEVER;
+      }
+      origins.push(u.origin);
+    }
+    return Object.freeze(origins);
+  });
+
 const envSchema = z.object({
   PORT: int(0, 65535).default(8402),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -57,6 +80,7 @@ const envSchema = z.object({
   TOLLGATE_HEADERS_TIMEOUT_MS: int(100, 300_000).default(15_000),
   TOLLGATE_REQUEST_TIMEOUT_MS: int(100, 3_600_000).default(30_000),
   TOLLGATE_KEEP_ALIVE_TIMEOUT_MS: int(1000, 600_000).default(72_000),
+  TOLLGATE_CORS_ORIGINS: corsOrigins.default('*'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -120,6 +144,8 @@ export interface Config {
   requestTimeoutMs: number;
   /** How long an idle keep-alive connection stays open between requests. */
   keepAliveTimeoutMs: number;
+  /** Browser origins allowed to read the public API: '*' (any), a list, or [] (none); never with credentials. */
+  corsOrigins: '*' | readonly string[];
   logLevel: string;
 }
 
@@ -230,6 +256,7 @@ export function loadConfig(
     headersTimeoutMs: e.TOLLGATE_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: e.TOLLGATE_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: e.TOLLGATE_KEEP_ALIVE_TIMEOUT_MS,
+    corsOrigins: e.TOLLGATE_CORS_ORIGINS,
     logLevel: e.LOG_LEVEL,
   };
   return Object.freeze(config);
