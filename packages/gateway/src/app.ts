@@ -38,6 +38,7 @@ import type { V2PayTo, V2Schemes } from './payments/v2-offer.ts';
 import { createForwarder } from './proxy/forward.ts';
 import type { SandboxChains } from './sandbox-mode.ts';
 import { serverTimeoutOptions } from './server-options.ts';
+import { askingChain, openingDatabase } from './startup/problems.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/store.ts';
 
@@ -225,7 +226,7 @@ export async function createGateway(
   config: Readonly<Config>,
   opts: { logger?: boolean; sandbox?: SandboxChains } = {},
 ): Promise<Gateway> {
-  const store = await openStore(config.databaseUrl);
+  const store = await openingDatabase(config.databaseUrl, openStore(config.databaseUrl));
   const metrics = createMetrics(); // shared with the verifiers (chain lookups)
   const v2 = await createV2Schemes(config);
   const deps = assembleDeps(config, store, await createVerifiers(config, metrics), {
@@ -355,7 +356,15 @@ export async function createV2Schemes(
   }
   if (config.suiRpcUrl) {
     const { createSuiExactV2 } = await import('./chains/sui/exact-v2.ts');
-    const caip2 = mainnet ? 'sui:mainnet' : suiCaip2(await suiChainId(config.suiRpcUrl, config.chainNetwork));
+    const caip2 = mainnet
+      ? 'sui:mainnet'
+      : suiCaip2(
+          await askingChain(
+            'SUI_RPC_URL',
+            config.suiRpcUrl,
+            suiChainId(config.suiRpcUrl, config.chainNetwork),
+          ),
+        );
     schemes.sui = createSuiExactV2({
       rpcUrl: config.suiRpcUrl,
       network: config.chainNetwork,

@@ -1,8 +1,9 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { getBase58Decoder } from '@solana/kit';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_VARIABLES, ConfigError, loadConfig } from './config.ts';
+import { CONFIG_VARIABLES, ConfigError, inspectConfig, loadConfig } from './config.ts';
 import { serverTimeoutOptions } from './server-options.ts';
 
 const MAINNET = {
@@ -92,6 +93,175 @@ describe('config', () => {
     expect(c).toMatchObject({ port: 9000, feeBps: 50, logLevel: 'warn' });
     expect(loadConfig({}, [`--config=${file}`]).port).toBe(9000);
     expect(() => loadConfig({}, ['--config', join(dir, 'missing.json')])).toThrow(ConfigError);
+  });
+
+  it('reports every bad variable at once, each with what was expected', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-config-'));
+    const notADir = join(dir, 'file');
+    writeFileSync(notADir, 'x');
+    let error: ConfigError | undefined;
+    try {
+      loadConfig(
+        {
+          PORT: 'abc',
+          HOST: 'bad host!',
+          DATABASE_URL: 'mysql://root:hunter2@db/x',
+          PUBLIC_BASE_URL: 'ftp://pay.example.com',
+          PLATFORM_FEE_MIN: '0.0000001',
+          TOLLGATE_SECRET: 'too-short-secret',
+          TOLLGATE_SOLANA_SPONSOR_KEY: join(dir, 'missing-sponsor.json'),
+          TOLLGATE_MODELS_FILE: join(dir, 'missing-models.json'),
+          TOLLGATE_DATA_DIR: join(notADir, 'data'),
+        },
+        [],
+      );
+    } catch (e) {
+      error = e as ConfigError;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const names = error!.problems.map((p) => p.split(':')[0]);
+    expect(names.sort()).toEqual(
+      [
+        'PORT',
+        'HOST',
+        'DATABASE_URL',
+        'PUBLIC_BASE_URL',
+        'PLATFORM_FEE_MIN',
+        'TOLLGATE_SECRET',
+        'TOLLGATE_SOLANA_SPONSOR_KEY',
+        'TOLLGATE_MODELS_FILE',
+        'TOLLGATE_DATA_DIR',
+      ].sort(),
+    );
+    const text = error!.message;
+    expect(text).toContain('PORT: expected a port number from 0 to 65535, got "abc"');
+    expect(text).toContain('HOST: expected an IP address or a host name');
+    expect(text).toContain('DATABASE_URL: expected sqlite:<path>, sqlite::memory: or postgres://');
+    expect(text).toContain('(got scheme "mysql:")');
+    expect(text).toMatch(/TOLLGATE_DATA_DIR: expected .*is a file/);
+    // Secrets and passwords are never echoed.
+    expect(text).not.toContain('too-short-secret');
+    expect(text).not.toContain('hunter2');
+  });
+
+  it('also lists the settings that are required outside sandbox mode beside bad values', () => {
+    const e = (() => {
+      try {
+        loadConfig(
+          { TOLLGATE_NETWORK: 'mainnet', PORT: '-1', SOLANA_RPC_URL: 'https://rpc.example.com' },
+          [],
+        );
+      } catch (err) {
+        return err as ConfigError;
+      }
+      throw new Error('expected a ConfigError');
+    })();
+    expect(e.problems.map((p) => p.split(':')[0])).toEqual([
+      'PORT',
+      'TOLLGATE_SECRET',
+      'DATABASE_URL',
+      'PUBLIC_BASE_URL',
+      'PLATFORM_SOLANA_ADDRESS',
+    ]);
+  });
+
+  it.each([
+    ['127.0.0.1', true],
+    ['0.0.0.0', true],
+    ['::', true],
+    ['::1', true],
+    ['localhost', true],
+    ['gw-1.internal.example.com', true],
+    ['bad host!', false],
+    ['under_score', false],
+    ['-leading.example.com', false],
+    ['http://127.0.0.1', false],
+  ])('HOST=%s is valid: %s', (host, ok) => {
+    if (ok) expect(loadConfig({ HOST: host }, []).host).toBe(host);
+    else expect(() => loadConfig({ HOST: host }, [])).toThrow(/HOST: expected an IP address or a host name/);
+  });
+
+  it.each([
+    ['sqlite::memory:', true],
+    ['postgres://tollgate:pw@db.internal:5432/tollgate', true],
+    ['postgresql://db/tollgate?sslmode=require', true],
+    ['postgres:///tollgate?host=/var/run/postgresql', true],
+    ['sqlite:', false],
+    ['postgres://', false],
+    ['postgres://user:p@ss#word@host/db', false],
+    ['mysql://db/x', false],
+    ['tollgate.db', false],
+  ])('DATABASE_URL=%s is valid: %s', (url, ok) => {
+    if (ok) expect(loadConfig({ DATABASE_URL: url }, []).databaseUrl).toBe(url);
+    else expect(() => loadConfig({ DATABASE_URL: url }, [])).toThrow(/DATABASE_URL: expected/);
+  });
+
+  it('checks that a SQLite file can be created, and is a SQLite database when it exists', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-config-'));
+    expect(loadConfig({ DATABASE_URL: `sqlite:${join(dir, 'new/sub/t.db')}` }, []).databaseUrl).toContain(
+      dir,
+    );
+    const text = join(dir, 'notes.txt');
+    writeFileSync(text, 'not a database');
+    expect(() => loadConfig({ DATABASE_URL: `sqlite:${text}` }, [])).toThrow(/is something else/);
+    expect(() => loadConfig({ DATABASE_URL: `sqlite:${join(text, 't.db')}` }, [])).toThrow(/is a file/);
+    expect(() => loadConfig({ DATABASE_URL: `sqlite:${dir}` }, [])).toThrow(/is a directory/);
+    // Root ignores permission bits; a read-only file system does not.
+    expect(() => loadConfig({ DATABASE_URL: 'sqlite:/proc/1/tollgate/t.db' }, [])).toThrow(
+      /not writable|read-only/,
+    );
+  });
+
+  it('checks the sponsor key: a readable keypair file, or the keypair itself', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-config-'));
+    const good = join(dir, 'sponsor.json');
+    writeFileSync(good, JSON.stringify(Array.from({ length: 64 }, (_, i) => i)));
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, '[1,2,3]');
+    expect(loadConfig({ TOLLGATE_SOLANA_SPONSOR_KEY: good }, []).solanaSponsorKey).toBe(good);
+    // base58 of 64 bytes
+    const b58 = getBase58Decoder().decode(Uint8Array.from({ length: 64 }, (_, i) => 255 - i));
+    expect(loadConfig({ TOLLGATE_SOLANA_SPONSOR_KEY: b58 }, []).solanaSponsorKey).toBe(b58);
+    expect(() => loadConfig({ TOLLGATE_SOLANA_SPONSOR_KEY: bad }, [])).toThrow(
+      /TOLLGATE_SOLANA_SPONSOR_KEY: expected a Solana keypair .*bad\.json is not one/,
+    );
+    expect(() => loadConfig({ TOLLGATE_SOLANA_SPONSOR_KEY: join(dir, 'nope.json') }, [])).toThrow(
+      /TOLLGATE_SOLANA_SPONSOR_KEY: expected a readable key file or a key, but there is no file/,
+    );
+    const short = getBase58Decoder().decode(Uint8Array.from({ length: 32 }, (_, i) => i + 1));
+    expect(() => loadConfig({ TOLLGATE_SOLANA_SPONSOR_KEY: short }, [])).toThrow(/Solana keypair/);
+    expect(() => loadConfig({ TOLLGATE_SOLANA_SPONSOR_KEY: 'not-a-key' }, [])).toThrow(
+      /TOLLGATE_SOLANA_SPONSOR_KEY: expected a Solana keypair/,
+    );
+  });
+
+  it('refuses a --config file that names unknown variables, with the other problems', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-config-'));
+    const file = join(dir, 'tollgate.json');
+    writeFileSync(file, JSON.stringify({ PROT: 9000 }));
+    expect(() => loadConfig({ PORT: 'x' }, ['--config', file])).toThrow(
+      /--config: .* names unknown variables: PROT[\s\S]*PORT: expected/,
+    );
+  });
+
+  it('shows the effective settings with their source, secrets and URL credentials redacted', () => {
+    const { settings } = inspectConfig(
+      {
+        TOLLGATE_SECRET: 's'.repeat(40),
+        PORT: '9000',
+        DATABASE_URL: 'postgres://tg:hunter2@db.internal:5432/tollgate',
+        SOLANA_RPC_URL: 'https://rpc.example.com/v2/abcdefghijklmnopqrstuvwxyz0123?api-key=k3y',
+      },
+      [],
+    );
+    const by = Object.fromEntries(settings.map((s) => [s.name, s]));
+    expect(settings.map((s) => s.name)).toEqual([...CONFIG_VARIABLES]);
+    expect(by['PORT']).toEqual({ name: 'PORT', value: '9000', source: 'env' });
+    expect(by['HOST']).toEqual({ name: 'HOST', value: '127.0.0.1', source: 'default' });
+    expect(by['TOLLGATE_SECRET']?.value).toBe('[redacted]');
+    expect(by['DATABASE_URL']?.value).toBe('postgres://***@db.internal:5432/tollgate');
+    expect(by['SOLANA_RPC_URL']?.value).toBe('https://rpc.example.com/v2/***?api-key=***');
+    expect(JSON.stringify(settings)).not.toMatch(/hunter2|k3y|ssssssss|abcdefghijklmnop/);
   });
 
   it('lower-cases the platform Sui address so it compares as the chain reports it', () => {

@@ -1,0 +1,6 @@
+#!/usr/bin/env node
+// `npm run payout -- …`: the Node check first, then the operator commands (src/ops/cli.ts).
+import { requireNode } from './node-preflight.mjs';
+
+requireNode();
+await import('../src/ops/cli.ts');
