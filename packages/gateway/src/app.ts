@@ -17,6 +17,7 @@ import { installErrorHandling } from './errors.ts';
 import { createHealthMonitor, type ProbeTarget } from './health/endpoint-health.ts';
 import { authRoutes } from './http/auth.ts';
 import { conversationRoutes } from './http/conversations.ts';
+import { corsAndNosniff } from './http/cors.ts';
 import { directoryRoutes } from './http/directory.ts';
 import { discoveryRoutes } from './http/discovery.ts';
 import { healthRoutes } from './http/health.ts';
@@ -105,6 +106,8 @@ export async function buildApp(
     }
   });
 
+  // Before rate limiting: preflights are answered first, and a 429 carries CORS headers too.
+  corsAndNosniff(app, deps.config);
   rateLimit(app, deps);
   healthRoutes(app, deps);
   marketplaceRoutes(app, deps);

@@ -1,0 +1,119 @@
+/**
+ * Headers every answer carries for browsers: `X-Content-Type-Options: nosniff`, and the
+ * CORS policy of the public API (TOLLGATE_CORS_ORIGINS; docs/deploy.md#cors).
+ *
+ * The rule: a CORS preflight is an OPTIONS request with both `Origin` and
+ * `Access-Control-Request-Method` (the Fetch standard's definition). The gateway answers
+ * every preflight itself, 204, before routing: it is never forwarded to a provider,
+ * never priced and never a 402, and it is not rate-limited. Any other OPTIONS request is
+ * an ordinary request: under /p/ it is forwarded and paid for like any other method.
+ *
+ * CORS covers the public API: /p/, /v1/, /discovery/ and /.well-known/. Operator routes
+ * (/healthz, /readyz, /metrics, /sandbox/) get no CORS headers, so a web page cannot
+ * read them from a browser inside the operator's network. Credentials are never allowed:
+ * the API authenticates with bearer tokens and payment headers, not cookies.
+ *
+ * The policy is the gateway's: the Access-Control-* headers (and nosniff) an origin
+ * sends are replaced on the way out, stored replays included.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.ts';
+
+const ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
+// `*` covers whatever else a provider's API or an SDK sends (not Authorization, hence listed).
+const ALLOW_HEADERS = 'X-PAYMENT, PAYMENT-SIGNATURE, Content-Type, Authorization, X-Request-Id, *';
+const EXPOSE_HEADERS =
+  'X-PAYMENT-RESPONSE, PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-Request-Id, Retry-After, X-Tollgate-Replay, *';
+const MAX_AGE_SEC = '600';
+
+/** Every CORS response header: an origin's are dropped, the gateway sets its own. */
+const CORS_RESPONSE_HEADERS = [
+  'access-control-allow-origin',
+  'access-control-allow-credentials',
+  'access-control-allow-methods',
+  'access-control-allow-headers',
+  'access-control-expose-headers',
+  'access-control-max-age',
+  'access-control-allow-private-network',
+];
+
+/** The public API, which browsers may call cross-origin. */
+export function corsCovers(url: string): boolean {
+  return (
+    url.startsWith('/p/') ||
+    url.startsWith('/v1/') ||
+    url.startsWith('/discovery/') ||
+    url.startsWith('/.well-known/')
+  );
+}
+
+export function corsAndNosniff(app: FastifyInstance, config: Pick<Config, 'corsOrigins'>): void {
+  const any = config.corsOrigins === '*';
+  const listed = new Set(any ? [] : config.corsOrigins);
+  const off = !any && listed.size === 0;
+
+  /** The Access-Control-Allow-Origin value for this request, or null. */
+  const allowOrigin = (origin: string | undefined): string | null => {
+    if (any) return '*';
+    return origin !== undefined && listed.has(origin) ? origin : null;
+  };
+
+  /** The gateway's CORS headers for an actual (not preflight) request on the public API. */
+  const applyCors = (reply: FastifyReply, origin: string | undefined) => {
+    if (off) return;
+    if (!any) addVaryOrigin(reply);
+    const allowed = allowOrigin(origin);
+    if (allowed === null) return;
+    reply.header('access-control-allow-origin', allowed);
+    reply.header('access-control-expose-headers', EXPOSE_HEADERS);
+  };
+
+  app.addHook('onRequest', (request, reply, done) => {
+    // Set now, not only in onSend: a hijacked reply (streamed inference) writes these itself.
+    reply.header('x-content-type-options', 'nosniff');
+    const { headers } = request;
+    const covered = corsCovers(request.url);
+    if (isPreflight(request)) {
+      const allowed = covered && !off ? allowOrigin(headers.origin) : null;
+      if (covered && !off && !any) addVaryOrigin(reply);
+      if (allowed !== null) {
+        reply.header('access-control-allow-origin', allowed);
+        reply.header('access-control-allow-methods', ALLOW_METHODS);
+        reply.header('access-control-allow-headers', ALLOW_HEADERS);
+        reply.header('access-control-max-age', MAX_AGE_SEC);
+      }
+      reply.code(204).send();
+      return;
+    }
+    if (covered) applyCors(reply, headers.origin);
+    done();
+  });
+
+  // An answer forwarded from an origin, or replayed from storage, brought its own headers.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    reply.header('x-content-type-options', 'nosniff');
+    if (!isPreflight(request) && corsCovers(request.url)) {
+      for (const name of CORS_RESPONSE_HEADERS) if (reply.hasHeader(name)) reply.removeHeader(name);
+      applyCors(reply, request.headers.origin);
+    }
+    done(null, payload);
+  });
+}
+
+/** OPTIONS with Origin and Access-Control-Request-Method: a browser asking, not a call. */
+export function isPreflight(request: FastifyRequest): boolean {
+  return (
+    request.method === 'OPTIONS' &&
+    request.headers.origin !== undefined &&
+    request.headers['access-control-request-method'] !== undefined
+  );
+}
+
+/** Adds `Origin` to Vary (the answer depends on it when origins are listed), keeping the rest. */
+function addVaryOrigin(reply: FastifyReply): void {
+  const vary = reply.getHeader('vary');
+  const current = Array.isArray(vary) ? vary.join(', ') : vary === undefined ? '' : String(vary);
+  if (current === '') reply.header('vary', 'Origin');
+  else if (current.trim() !== '*' && !/(^|,)\s*origin\s*(,|$)/i.test(current))
+    reply.header('vary', `${current}, Origin`);
+}
