@@ -1,26 +1,36 @@
-/** Liveness, readiness and metrics. */
+/** Liveness, readiness (database and chain nodes, cached: health/readiness.ts) and metrics. */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
+import { chainChecks } from '../health/chain-probes.ts';
+import { createReadiness, type Readiness } from '../health/readiness.ts';
 
 export function healthRoutes(app: FastifyInstance, deps: Deps): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
 
+  // Built at the first probe: the checks of this config's database and chain nodes,
+  // answered from a few-seconds cache so /readyz cannot hammer the nodes.
+  let readiness: Readiness | null = null;
   app.get('/readyz', async (_request, reply) => {
-    const checks: Record<string, 'ok' | 'down'> = {};
-    try {
-      await deps.store.ping();
-      checks['database'] = 'ok';
-    } catch {
-      checks['database'] = 'down';
-    }
-    const ready = Object.values(checks).every((v) => v === 'ok');
-    reply.code(ready ? 200 : 503).header('cache-control', 'no-store');
-    // The x402 v2 fee payer is reported, not required: SPEC payments work without it.
-    const sponsor = deps.sponsor ? deps.sponsor.status() : undefined;
-    if (sponsor && sponsor.state === 'unknown') await deps.sponsor?.refresh();
+    readiness ??= createReadiness(
+      [{ name: 'database', run: () => deps.store.ping() }, ...chainChecks(deps.config)],
+      {
+        now: deps.now,
+        // The x402 v2 fee payer is reported, not required: SPEC payments work without it.
+        alongside: async () => {
+          if (deps.sponsor?.status().state === 'unknown') await deps.sponsor.refresh();
+        },
+        onChange: (check, state, reason) =>
+          state === 'down'
+            ? app.log.warn({ check, reason }, `readiness: ${check} is down`)
+            : app.log.info({ check }, `readiness: ${check} is back`),
+      },
+    );
+    const report = await readiness.report();
+    reply.code(report.ready ? 200 : 503).header('cache-control', 'no-store');
     return {
-      status: ready ? 'ready' : 'not_ready',
-      checks,
+      status: report.ready ? 'ready' : 'not_ready',
+      checks: report.checks,
+      ...(Object.keys(report.reasons).length ? { reasons: report.reasons } : {}),
       ...(deps.sponsor ? { sponsor: deps.sponsor.status() } : {}),
     };
   });
