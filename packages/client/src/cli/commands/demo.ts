@@ -7,6 +7,7 @@ import { payFetch } from '../../pay-fetch.ts';
 import { newSolanaKey, newSuiKey, type PaymentWallet, solanaWallet } from '../../wallets/index.ts';
 import { suiWallet } from '../../wallets/sui.ts';
 import { type CliCommand, CliError, type CliIo } from '../command.ts';
+import { sandboxGateway } from '../sandbox-gateway.ts';
 
 interface SandboxInfo {
   solana: { rpcUrl: string };
@@ -83,20 +84,24 @@ const demo: CliCommand = {
   name: 'demo',
   summary: 'buy one request on each sandbox chain and print every step (sandbox mode only)',
   usage: '[--gateway <url>] [--path /p/demo/weather?city=Oslo]',
+  details:
+    'Without --gateway: $TOLLGATE_GATEWAY, then the URL `npm start` records in ./data/gateway-url\n' +
+    '(so a sandbox on any PORT is found), then $PORT, then http://127.0.0.1:8402.',
   options: { path: { type: 'string' } },
   async run(io, values) {
-    const gateway = (
-      typeof values['gateway'] === 'string'
-        ? values['gateway']
-        : (io.env['TOLLGATE_GATEWAY'] ?? 'http://127.0.0.1:8402')
-    ).replace(/\/+$/, '');
+    // Finds `npm start`'s sandbox on whatever PORT it runs (it records its URL in ./data).
+    const found = sandboxGateway(
+      io.env,
+      typeof values['gateway'] === 'string' ? values['gateway'] : undefined,
+    );
+    const gateway = found.url;
     const path = typeof values['path'] === 'string' ? values['path'] : '/p/demo/weather?city=Oslo';
     let info: SandboxInfo;
     try {
       info = await json<SandboxInfo>(await fetch(`${gateway}/sandbox/info`));
     } catch (e) {
       throw new CliError(
-        `no sandbox gateway at ${gateway} (${(e as Error).message}); start one with \`npm start\``,
+        `no sandbox gateway at ${gateway} (from ${found.from}: ${(e as Error).message}); start one with \`npm start\``,
       );
     }
     for (const chain of ['solana', 'sui'] as const) {
