@@ -8,7 +8,6 @@
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createGateway, type Gateway } from './app.ts';
 import { type Config, loadConfig } from './config.ts';
 import type { SandboxMode } from './sandbox-mode.ts';
 import { configCheck } from './startup/config-check.ts';
@@ -48,7 +47,9 @@ async function serve(): Promise<void> {
     config = sandbox.config;
   }
 
-  const gateway: Gateway = await createGateway(config, sandbox ? { sandbox: sandbox.chains } : {});
+  // Loaded only now: a configuration problem is reported without loading the whole gateway.
+  const { createGateway } = await import('./app.ts');
+  const gateway = await createGateway(config, sandbox ? { sandbox: sandbox.chains } : {});
   await sandbox?.seed(gateway.deps);
   // Only now: a health probe of the demo origin before seeding would find last run's port.
   gateway.start();
