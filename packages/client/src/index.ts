@@ -1,4 +1,5 @@
 export * from '@tollgate/protocol';
 export * from './paid-retry.ts';
 export * from './pay-fetch.ts';
+export * from './sign-in.ts';
 export * from './wallets/index.ts';

@@ -18,6 +18,7 @@ import {
   pipe,
   setTransactionMessageFeePayerSigner,
   setTransactionMessageLifetimeUsingBlockhash,
+  signBytes,
   signTransactionMessageWithSigners,
 } from '@solana/kit';
 import { getAddMemoInstruction } from '@solana-program/memo';
@@ -36,7 +37,12 @@ import {
   USDC_SOLANA_MINT,
 } from '@tollgate/protocol';
 import { assertNetwork, cachedIdentity } from './network.ts';
-import type { PaymentWallet } from './wallet.ts';
+import type { MessageSigner, PaymentWallet } from './wallet.ts';
+
+/** A Solana payer wallet: pays accept options, and signs messages (e.g. to `signIn`). */
+export interface SolanaWallet extends PaymentWallet, MessageSigner {
+  readonly chain: 'solana';
+}
 
 /** x402's limit; our memos are ~50 bytes. */
 const MAX_MEMO_BYTES = 256;
@@ -160,7 +166,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  * const wallet = solanaWallet({ secretKey: loadSolanaKeyFile('~/.config/solana/id.json'), rpcUrl });
  * const signature = await wallet.pay(requirement.accepts[0]);
  */
-export function solanaWallet(opts: SolanaWalletOptions): PaymentWallet {
+export function solanaWallet(opts: SolanaWalletOptions): SolanaWallet {
   if (!(opts.secretKey instanceof Uint8Array) || opts.secretKey.length !== 64) {
     throw new Error('secretKey must be the 64-byte Solana keypair (seed followed by public key)');
   }
@@ -257,6 +263,13 @@ export function solanaWallet(opts: SolanaWalletOptions): PaymentWallet {
     chain: 'solana',
     address: walletAddress,
     chainIdentity,
+    async signMessage(message) {
+      signer ??= createKeyPairSignerFromBytes(secretKey);
+      const { keyPair } = await signer;
+      return getBase58Decoder().decode(
+        await signBytes(keyPair.privateKey, new TextEncoder().encode(message)),
+      );
+    },
     async pay(option, payOpts = {}) {
       const { signal } = payOpts;
       const paid = legsOf(option, mints);

@@ -26,7 +26,7 @@ import {
 import { assertNetwork, cachedIdentity } from './network.ts';
 import type { SuiSecretKey } from './sui-keys.ts';
 import { suiSignerFrom } from './sui-keys.ts';
-import type { PaymentWallet } from './wallet.ts';
+import type { MessageSigner, PaymentWallet } from './wallet.ts';
 
 export { loadSuiKeyFile, parseSuiKeyFile, type SuiSecretKey } from './sui-keys.ts';
 
@@ -113,7 +113,7 @@ export type SignedSuiExactV2 = {
 };
 
 /** A Sui PaymentWallet that can also sign x402 v2 `exact` payments for the payee to execute. */
-export interface SuiWallet extends PaymentWallet {
+export interface SuiWallet extends PaymentWallet, MessageSigner {
   readonly chain: 'sui';
   /**
    * Builds and signs, WITHOUT executing, one transaction that pays `requirements.amount` of
@@ -277,6 +277,9 @@ export function suiWallet(opts: SuiWalletOptions): SuiWallet {
     chain: 'sui',
     address: owner,
     chainIdentity,
+    async signMessage(message) {
+      return (await signer.signPersonalMessage(new TextEncoder().encode(message))).signature;
+    },
     async pay(option, payOpts = {}) {
       const { signal } = payOpts;
       const payment = paymentOf(option, coinTypes);

@@ -17,3 +17,19 @@ export interface PaymentWallet {
    */
   chainIdentity(opts?: { signal?: AbortSignal }): Promise<string>;
 }
+
+/**
+ * Something that signs off-chain messages for an address: the payer wallets
+ * (`solanaWallet`, `suiWallet`) are, and so is any object of this shape. `signIn` uses it
+ * to sign the gateway's sign-in message.
+ */
+export interface MessageSigner {
+  readonly chain: 'sui' | 'solana';
+  readonly address: string;
+  /**
+   * Signs the exact UTF-8 bytes of `message`. Solana: the ed25519 signature, base58 (as
+   * wallets' `signMessage`). Sui: the serialized personal-message signature, base64 (as
+   * `signPersonalMessage`); it cannot be replayed as a transaction signature.
+   */
+  signMessage(message: string): Promise<string>;
+}
