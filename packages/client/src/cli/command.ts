@@ -28,7 +28,12 @@ export interface CliCommand {
   options: ParseArgsOptionsConfig;
   /** Whether the command takes positional arguments (e.g. a URL). */
   positionals?: boolean;
-  run(io: CliIo, values: ParsedValues, positionals: string[]): Promise<void>;
+  /**
+   * Does the work. A returned value is the command's result, printed as JSON on stdout;
+   * commands that print text instead return their result only when `--json` is set
+   * (see `wantsJson`).
+   */
+  run(io: CliIo, values: ParsedValues, positionals: string[]): Promise<unknown>;
 }
 
 /** A mistake in how the CLI was called: printed with the command's usage, exit code 2. */
@@ -55,8 +60,14 @@ export function optionalString(values: ParsedValues, name: string): string | und
 /** Options every command accepts. */
 export const COMMON_OPTIONS: ParseArgsOptionsConfig = {
   gateway: { type: 'string' },
+  json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 };
+
+/** `--json`: the result (or the error) as one JSON document on stdout, whatever the command. */
+export function wantsJson(values: ParsedValues): boolean {
+  return values['json'] === true;
+}
 
 /** Prints a result for scripts: indented JSON on stdout. */
 export function printJson(io: Pick<CliIo, 'out'>, value: unknown): void {

@@ -12,11 +12,14 @@ export class GatewayError extends CliError {
   readonly status: number;
   readonly code: string;
   readonly reason: string | undefined;
+  /** The gateway's own message, without code and reason. */
+  readonly gatewayMessage: string;
   constructor(status: number, code: string, message: string, reason: string | undefined) {
     super(`${code}${reason ? ` (${reason})` : ''}: ${message}`);
     this.status = status;
     this.code = code;
     this.reason = reason;
+    this.gatewayMessage = message;
   }
 }
 
@@ -35,12 +38,12 @@ function isLoopback(hostname: string): boolean {
 export function gatewayClient(
   env: Record<string, string | undefined>,
   gatewayFlag: string | undefined,
-  opts: { auth?: boolean } = {},
+  opts: ClientOptions = {},
 ): GatewayClient {
   const gateway = resolveGateway(env, gatewayFlag);
   const url = new URL(gateway);
   // Every provider call carries a token, and login receives one: neither may cross a network in clear.
-  if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
+  if (url.protocol === 'http:' && !isLoopback(url.hostname) && !(opts.auth === false && opts.noToken)) {
     throw new CliError(`refusing to talk to ${gateway} over plain http: use https (http is for 127.0.0.1)`);
   }
   let token: string | undefined;
@@ -63,7 +66,8 @@ export function gatewayClient(
           redirect: 'error',
         });
       } catch (e) {
-        throw new CliError(`cannot reach ${gateway}: ${(e as Error).cause ?? (e as Error).message}`);
+        const cause = (e as Error).cause as Error | undefined;
+        throw new CliError(`cannot reach ${gateway}: ${cause?.message ?? (e as Error).message}`);
       }
       if (res.status === 204) return undefined as T;
       const text = await res.text();
@@ -87,7 +91,17 @@ export function gatewayClient(
   };
 }
 
+export interface ClientOptions {
+  /** Send the stored token (default true). */
+  auth?: boolean;
+  /**
+   * With `auth: false`: no token goes either way (e.g. the sandbox faucet), so plain http
+   * to any host is allowed. Login receives a token and must not set it.
+   */
+  noToken?: boolean;
+}
+
 /** The client a command's flags ask for: `gatewayClient` with its `--gateway`. */
-export function clientFor(io: CliIo, values: ParsedValues, opts: { auth?: boolean } = {}): GatewayClient {
+export function clientFor(io: CliIo, values: ParsedValues, opts: ClientOptions = {}): GatewayClient {
   return gatewayClient(io.env, optionalString(values, 'gateway'), opts);
 }

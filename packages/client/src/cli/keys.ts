@@ -11,14 +11,11 @@ import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519';
 import { Secp256k1Keypair } from '@mysten/sui/keypairs/secp256k1';
 import { Secp256r1Keypair } from '@mysten/sui/keypairs/secp256r1';
 import { createKeyPairFromBytes, getAddressFromPublicKey, getBase58Decoder, signBytes } from '@solana/kit';
+import type { MessageSigner } from '../wallets/wallet.ts';
 import { CliError } from './command.ts';
 
-export interface SignInKey {
-  chain: 'sui' | 'solana';
-  address: string;
-  /** Signs the exact UTF-8 bytes of `message`; returns the signature as the gateway expects it. */
-  sign(message: string): Promise<string>;
-}
+/** A key file's key, as `signIn` takes it: signs the exact UTF-8 bytes of a message. */
+export type SignInKey = MessageSigner;
 
 async function solanaKey(text: string): Promise<SignInKey> {
   let bytes: Uint8Array;
@@ -45,7 +42,7 @@ async function solanaKey(text: string): Promise<SignInKey> {
   return {
     chain: 'solana',
     address,
-    async sign(message) {
+    async signMessage(message) {
       const signature = await signBytes(pair.privateKey, new TextEncoder().encode(message));
       return getBase58Decoder().decode(signature);
     },
@@ -109,7 +106,7 @@ function suiKey(text: string, address: string | undefined): SignInKey {
   return {
     chain: 'sui',
     address: kp.toSuiAddress(),
-    async sign(message) {
+    async signMessage(message) {
       const { signature } = await kp.signPersonalMessage(new TextEncoder().encode(message));
       return signature;
     },

@@ -1,15 +1,33 @@
 /**
  * Dispatches `tollgate <command> [options]` over the command table. Returns the
  * process exit code: 0 done, 1 failed (gateway error, bad key file…), 2 usage.
+ * Failures are one line on stderr, `tollgate: <message>` (a gateway's as
+ * `code (reason): message`), never a stack trace; with `--json` also a JSON
+ * document on stdout: `{ error, reason?, message, status? }`.
  */
 import { parseArgs } from 'node:util';
-import { type CliCommand, CliError, type CliIo, COMMON_OPTIONS, UsageError } from './command.ts';
+import { ProtocolError } from '@tollgate/protocol';
+import { SignInError } from '../sign-in.ts';
+import {
+  type CliCommand,
+  type CliIo,
+  COMMON_OPTIONS,
+  type ParsedValues,
+  printJson,
+  UsageError,
+  wantsJson,
+} from './command.ts';
 import { COMMANDS } from './commands/index.ts';
+import { GatewayError } from './http.ts';
 
 function commandHelp(c: CliCommand): string {
   const lines = [`tollgate ${c.name} — ${c.summary}`, '', `usage: tollgate ${c.name} ${c.usage}`.trimEnd()];
   if (c.details) lines.push('', c.details);
-  lines.push('', 'common options: --gateway <url> (default: $TOLLGATE_GATEWAY, then the last login), --help');
+  lines.push(
+    '',
+    'common options: --gateway <url> (default: $TOLLGATE_GATEWAY, then the last login), --json (the result,',
+    'or the error, as JSON on stdout), --help',
+  );
   return lines.join('\n');
 }
 
@@ -39,6 +57,41 @@ function findCommand(
   return byOne ? { command: byOne, rest: argv.slice(1) } : null;
 }
 
+/** What went wrong, for people (one line) and for `--json` (the gateway's error shape). */
+export function describeError(e: unknown): { line: string; json: Record<string, unknown> } {
+  if (e instanceof GatewayError) {
+    return {
+      line: e.message,
+      json: {
+        error: e.code,
+        ...(e.reason ? { reason: e.reason } : {}),
+        message: e.gatewayMessage,
+        status: e.status,
+      },
+    };
+  }
+  if (e instanceof SignInError) {
+    return {
+      line: e.message,
+      json: {
+        error: e.code,
+        ...(e.reason ? { reason: e.reason } : {}),
+        message: e.message,
+        ...(e.status !== undefined ? { status: e.status } : {}),
+      },
+    };
+  }
+  if (e instanceof ProtocolError) {
+    return { line: `${e.message} (${e.code})`, json: { error: e.code, message: e.message } };
+  }
+  if (e instanceof Error) {
+    const cause = e.cause instanceof Error ? e.cause.message : undefined;
+    const message = cause && !e.message.includes(cause) ? `${e.message}: ${cause}` : e.message;
+    return { line: message, json: { error: 'failed', message } };
+  }
+  return { line: String(e), json: { error: 'failed', message: String(e) } };
+}
+
 export async function runCli(
   argv: string[],
   io: CliIo,
@@ -60,6 +113,20 @@ export async function runCli(
     return 2;
   }
   const { command, rest } = found;
+  // Whether stdout got anything: a --json failure prints its JSON only when nothing else was.
+  let printed = false;
+  const cmdIo: CliIo = {
+    ...io,
+    out(text) {
+      printed = true;
+      io.out(text);
+    },
+  };
+  const usage = (message: string, json: boolean): number => {
+    io.err(`tollgate: ${message}\n\n${commandHelp(command)}`);
+    if (json) printJson(io, { error: 'usage', message });
+    return 2;
+  };
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
@@ -69,26 +136,23 @@ export async function runCli(
       allowPositionals: command.positionals === true,
     });
   } catch (e) {
-    io.err(`tollgate ${command.name}: ${(e as Error).message}\n\n${commandHelp(command)}`);
-    return 2;
+    return usage((e as Error).message, rest.includes('--json'));
   }
-  if (parsed.values['help']) {
+  const values = parsed.values as ParsedValues;
+  if (values['help']) {
     io.out(commandHelp(command));
     return 0;
   }
+  const json = wantsJson(values);
   try {
-    await command.run(io, parsed.values as Record<string, string | boolean | undefined>, parsed.positionals);
+    const result = await command.run(cmdIo, values, parsed.positionals);
+    if (result !== undefined) printJson(cmdIo, result);
     return 0;
   } catch (e) {
-    if (e instanceof UsageError) {
-      io.err(`tollgate ${command.name}: ${e.message}\n\n${commandHelp(command)}`);
-      return 2;
-    }
-    if (e instanceof CliError) {
-      io.err(`tollgate ${command.name}: ${e.message}`);
-      return 1;
-    }
-    io.err(`tollgate ${command.name}: ${(e as Error).message ?? String(e)}`);
+    if (e instanceof UsageError) return usage(e.message, json);
+    const { line, json: body } = describeError(e);
+    io.err(`tollgate: ${line}`);
+    if (json && !printed) printJson(io, body);
     return 1;
   }
 }

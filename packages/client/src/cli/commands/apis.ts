@@ -1,16 +1,15 @@
-/** `tollgate apis add|list`: register the origin a project forwards to. */
+/** `tollgate apis add|list|show|update|delete`: the origins a project forwards to. */
 import { readFileSync } from 'node:fs';
 import {
   type CliCommand,
   type CliIo,
   optionalString,
   type ParsedValues,
-  printJson,
   requireString,
   UsageError,
 } from '../command.ts';
 import { clientFor } from '../http.ts';
-import { listCommand, projectPath } from '../project-commands.ts';
+import { deleteCommand, itemPath, listCommand, projectPath, showCommand } from '../project-commands.ts';
 
 /** The origin secret, from an environment variable or a file, never from argv (visible in `ps`). */
 async function readSecret(io: CliIo, values: ParsedValues): Promise<string> {
@@ -32,6 +31,34 @@ async function readSecret(io: CliIo, values: ParsedValues): Promise<string> {
   return secret;
 }
 
+/** `--auth-type` with its name and secret as the API's `auth` object, or undefined when absent. */
+async function originAuth(io: CliIo, values: ParsedValues): Promise<Record<string, string> | undefined> {
+  const type = optionalString(values, 'auth-type');
+  if (type === undefined) {
+    if (
+      values['auth-name'] !== undefined ||
+      values['auth-secret-env'] !== undefined ||
+      values['auth-secret-file'] !== undefined
+    ) {
+      throw new UsageError('--auth-name and --auth-secret-* need --auth-type');
+    }
+    return undefined;
+  }
+  if (!['bearer', 'header', 'query'].includes(type))
+    throw new UsageError('--auth-type must be bearer, header or query');
+  const auth: Record<string, string> = { type, secret: await readSecret(io, values) };
+  const name = optionalString(values, 'auth-name');
+  if (name !== undefined) auth['name'] = name;
+  return auth;
+}
+
+const AUTH_OPTIONS = {
+  'auth-type': { type: 'string' },
+  'auth-name': { type: 'string' },
+  'auth-secret-env': { type: 'string' },
+  'auth-secret-file': { type: 'string' },
+} as const;
+
 const add: CliCommand = {
   name: 'apis add',
   summary: 'register an API origin (https URL) for a project',
@@ -46,34 +73,60 @@ const add: CliCommand = {
     project: { type: 'string' },
     name: { type: 'string' },
     'base-url': { type: 'string' },
-    'auth-type': { type: 'string' },
-    'auth-name': { type: 'string' },
-    'auth-secret-env': { type: 'string' },
-    'auth-secret-file': { type: 'string' },
+    ...AUTH_OPTIONS,
   },
   async run(io, values) {
     const body: Record<string, unknown> = {
       name: requireString(values, 'name'),
       baseUrl: requireString(values, 'base-url'),
     };
-    const type = optionalString(values, 'auth-type');
-    if (type !== undefined) {
-      if (!['bearer', 'header', 'query'].includes(type))
-        throw new UsageError('--auth-type must be bearer, header or query');
-      const auth: Record<string, string> = { type, secret: await readSecret(io, values) };
-      const name = optionalString(values, 'auth-name');
-      if (name !== undefined) auth['name'] = name;
-      body['auth'] = auth;
-    } else if (
-      values['auth-name'] !== undefined ||
-      values['auth-secret-env'] !== undefined ||
-      values['auth-secret-file'] !== undefined
-    ) {
-      throw new UsageError('--auth-name and --auth-secret-* need --auth-type');
-    }
+    const auth = await originAuth(io, values);
+    if (auth) body['auth'] = auth;
     const path = projectPath(requireString(values, 'project'), 'apis');
-    printJson(io, await clientFor(io, values).request('POST', path, body));
+    return clientFor(io, values).request('POST', path, body);
   },
 };
 
-export const commands: CliCommand[] = [add, listCommand('apis', "list a project's API origins")];
+const update: CliCommand = {
+  name: 'apis update',
+  summary: "change an API's name, base URL or origin credentials",
+  usage:
+    '--project <slug> --id <apiId> [--name <name>] [--base-url <url>] [--auth-type bearer|header|query [--auth-name <name>] (--auth-secret-env <VAR> | --auth-secret-file <path|->) | --remove-auth]',
+  details: [
+    'Only the fields given change (PATCH …/apis/{id}). --auth-type replaces the stored credentials',
+    '(the secret is read as for `apis add`, never from the command line); --remove-auth drops them.',
+  ].join('\n'),
+  options: {
+    project: { type: 'string' },
+    id: { type: 'string' },
+    name: { type: 'string' },
+    'base-url': { type: 'string' },
+    ...AUTH_OPTIONS,
+    'remove-auth': { type: 'boolean' },
+  },
+  async run(io, values) {
+    const path = itemPath(values, 'apis');
+    const body: Record<string, unknown> = {};
+    const name = optionalString(values, 'name');
+    const baseUrl = optionalString(values, 'base-url');
+    if (name !== undefined) body['name'] = name;
+    if (baseUrl !== undefined) body['baseUrl'] = baseUrl;
+    const auth = await originAuth(io, values);
+    if (auth && values['remove-auth'] === true)
+      throw new UsageError('--auth-type and --remove-auth conflict');
+    if (auth) body['auth'] = auth;
+    if (values['remove-auth'] === true) body['auth'] = null;
+    if (Object.keys(body).length === 0) {
+      throw new UsageError('nothing to update: give --name, --base-url, --auth-type or --remove-auth');
+    }
+    return clientFor(io, values).request('PATCH', path, body);
+  },
+};
+
+export const commands: CliCommand[] = [
+  add,
+  listCommand('apis', "list a project's API origins"),
+  showCommand('apis', 'show one API origin'),
+  update,
+  deleteCommand('apis', 'delete an API origin and the endpoints that forward to it'),
+];

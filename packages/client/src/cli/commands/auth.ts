@@ -1,19 +1,9 @@
 /** `tollgate login`, `logout`, `whoami`: wallet sign-in against a gateway. */
-import { type CliCommand, optionalString, printJson, requireString, UsageError } from '../command.ts';
+import { signIn } from '../../sign-in.ts';
+import { type CliCommand, optionalString, requireString, UsageError, wantsJson } from '../command.ts';
 import { normalizeGateway, readCredentials, resolveGateway, writeCredentials } from '../credentials.ts';
 import { clientFor, GatewayError, gatewayClient } from '../http.ts';
 import { loadSignInKey } from '../keys.ts';
-
-interface ChallengeAnswer {
-  nonce: string;
-  message: string;
-  expiresAt: string;
-}
-interface VerifyAnswer {
-  accessToken: string;
-  expiresAt: string;
-  owner: { chain: 'sui' | 'solana'; address: string };
-}
 
 const login: CliCommand = {
   name: 'login',
@@ -28,19 +18,10 @@ const login: CliCommand = {
   async run(io, values) {
     const chain = requireString(values, 'chain');
     if (chain !== 'sui' && chain !== 'solana') throw new UsageError('--chain must be sui or solana');
+    // Refuses plain http off loopback before the key is even read.
     const client = clientFor(io, values, { auth: false });
     const key = await loadSignInKey(chain, requireString(values, 'key'), optionalString(values, 'address'));
-    const challenge = await client.request<ChallengeAnswer>('POST', '/v1/auth/challenge', {
-      chain,
-      address: key.address,
-    });
-    const signature = await key.sign(challenge.message);
-    const session = await client.request<VerifyAnswer>('POST', '/v1/auth/verify', {
-      chain,
-      address: key.address,
-      message: challenge.message,
-      signature,
-    });
+    const session = await signIn(client.gateway, key);
     const file = readCredentials(io.env);
     file.gateways[client.gateway] = {
       accessToken: session.accessToken,
@@ -52,7 +33,7 @@ const login: CliCommand = {
     io.err(
       `logged in to ${client.gateway} as ${session.owner.chain}:${session.owner.address} until ${session.expiresAt}`,
     );
-    printJson(io, { gateway: client.gateway, owner: session.owner, expiresAt: session.expiresAt });
+    return { gateway: client.gateway, owner: session.owner, expiresAt: session.expiresAt };
   },
 };
 
@@ -67,7 +48,7 @@ const logout: CliCommand = {
     const stored = file.gateways[gateway];
     if (!stored) {
       io.err(`not logged in to ${gateway}`);
-      return;
+      return wantsJson(values) ? { gateway, loggedOut: false } : undefined;
     }
     try {
       await gatewayClient({ ...io.env, TOLLGATE_TOKEN: stored.accessToken }, gateway).request(
@@ -84,6 +65,7 @@ const logout: CliCommand = {
       writeCredentials(io.env, file);
     }
     io.err(`logged out of ${gateway}`);
+    return wantsJson(values) ? { gateway, loggedOut: true } : undefined;
   },
 };
 
@@ -93,7 +75,7 @@ const whoami: CliCommand = {
   usage: '[--gateway <url>]',
   options: {},
   async run(io, values) {
-    printJson(io, await clientFor(io, values).request('GET', '/v1/auth/session'));
+    return clientFor(io, values).request('GET', '/v1/auth/session');
   },
 };
 

@@ -6,7 +6,7 @@ import { type AcceptOption, type Chain, decodePaymentReceipt } from '@tollgate/p
 import { payFetch } from '../../pay-fetch.ts';
 import { newSolanaKey, newSuiKey, type PaymentWallet, solanaWallet } from '../../wallets/index.ts';
 import { suiWallet } from '../../wallets/sui.ts';
-import { type CliCommand, CliError, type CliIo } from '../command.ts';
+import { type CliCommand, CliError, type CliIo, wantsJson } from '../command.ts';
 import { sandboxGateway } from '../sandbox-gateway.ts';
 
 interface SandboxInfo {
@@ -26,7 +26,8 @@ async function buyOnce(
   chain: Chain,
   wallet: PaymentWallet,
   path: string,
-): Promise<void> {
+): Promise<{ chain: Chain; payer: string; txHashOrDigest: string | null; status: number }> {
+  let txHashOrDigest: string | null = null;
   const balance = async (address: string) =>
     (
       await json<{ usdc: string }>(
@@ -50,8 +51,10 @@ async function buyOnce(
         }
       }
       if (e.type === 'paying') option = e.option;
-      if (e.type === 'paid')
+      if (e.type === 'paid') {
+        txHashOrDigest = e.txHashOrDigest;
         io.out(`  2. paid ${e.option.totalAmount} USDC on ${chain} in one transaction: ${e.txHashOrDigest}`);
+      }
       if (e.type === 'retry') io.out(`     (retry ${e.attempt}: ${e.reason})`);
     },
   });
@@ -78,6 +81,7 @@ async function buyOnce(
   }
   before = {};
   if (!res.ok) throw new CliError(`the paid request failed with HTTP ${res.status}`);
+  return { chain, payer: wallet.address, txHashOrDigest, status: res.status };
 }
 
 const demo: CliCommand = {
@@ -88,7 +92,10 @@ const demo: CliCommand = {
     'Without --gateway: $TOLLGATE_GATEWAY, then the URL `npm start` records in ./data/gateway-url\n' +
     '(so a sandbox on any PORT is found), then $PORT, then http://127.0.0.1:8402.',
   options: { path: { type: 'string' } },
-  async run(io, values) {
+  async run(cliIo, values) {
+    // With --json the steps go to stderr and the purchases are the result.
+    const io: CliIo = wantsJson(values) ? { ...cliIo, out: cliIo.err } : cliIo;
+    const purchases: Awaited<ReturnType<typeof buyOnce>>[] = [];
     // Finds `npm start`'s sandbox on whatever PORT it runs (it records its URL in ./data).
     const found = sandboxGateway(
       io.env,
@@ -125,9 +132,10 @@ const demo: CliCommand = {
               secretKey: (key as ReturnType<typeof newSuiKey>).secretKey,
               rpcUrl: info.sui.rpcUrl,
             });
-      await buyOnce(io, gateway, chain, wallet, path);
+      purchases.push(await buyOnce(io, gateway, chain, wallet, path));
     }
     io.out('\nDone: one paid request on each chain.');
+    return wantsJson(values) ? { gateway, path, purchases } : undefined;
   },
 };
 

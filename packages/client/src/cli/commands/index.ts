@@ -4,6 +4,7 @@ import { commands as apis } from './apis.ts';
 import { commands as auth } from './auth.ts';
 import { commands as demo } from './demo.ts';
 import { commands as endpoints } from './endpoints.ts';
+import { commands as funds } from './funds.ts';
 import { commands as payer } from './payer.ts';
 import { commands as projects } from './projects.ts';
 import { commands as rails } from './rails.ts';
@@ -15,5 +16,6 @@ export const COMMANDS: readonly CliCommand[] = [
   ...endpoints,
   ...rails,
   ...payer,
+  ...funds,
   ...demo,
 ];

@@ -1,6 +1,6 @@
 /** Payer commands: `keygen`, `address`, `pay-option`, `pay`, `retry`. */
 import { readFileSync } from 'node:fs';
-import { type Chain, parsePaymentRequirement, selectPaymentOption } from '@tollgate/protocol';
+import { decodePaymentReceipt, parsePaymentRequirement, selectPaymentOption } from '@tollgate/protocol';
 import {
   type PaidRequest,
   type RetryEvent,
@@ -19,6 +19,7 @@ import {
   solanaWallet,
 } from '../../wallets/index.ts';
 import { loadSuiKeyFile, suiWallet } from '../../wallets/sui.ts';
+import { chainOf, nodeFor, readKeyFile } from '../chain-options.ts';
 import {
   type CliCommand,
   CliError,
@@ -27,40 +28,29 @@ import {
   type ParsedValues,
   requireString,
   UsageError,
+  wantsJson,
 } from '../command.ts';
 import { defaultSavePath, loadPaidRequest, savePaidRequest } from '../saved-payment.ts';
 
-function chainOf(values: ParsedValues): Chain {
-  const chain = requireString(values, 'chain');
-  if (chain !== 'sui' && chain !== 'solana') throw new UsageError('--chain must be sui or solana');
-  return chain;
-}
-
-/** A wallet from --chain, --key and --rpc (or the gateway's sandbox info when --rpc is absent). */
+/**
+ * A wallet from --chain, --key and --rpc (or, without --rpc, the node of the sandbox
+ * gateway: --gateway, $TOLLGATE_GATEWAY, the origin of `url`, the last login).
+ */
 export async function walletFrom(
   values: ParsedValues,
   env: Record<string, string | undefined>,
+  url?: string,
 ): Promise<PaymentWallet> {
   const chain = chainOf(values);
   const keyPath = requireString(values, 'key');
-  let rpcUrl =
-    typeof values['rpc'] === 'string'
-      ? values['rpc']
-      : env[chain === 'sui' ? 'SUI_RPC_URL' : 'SOLANA_RPC_URL'];
-  if (!rpcUrl) {
-    const gateway =
-      typeof values['gateway'] === 'string'
-        ? values['gateway']
-        : (env['TOLLGATE_GATEWAY'] ?? 'http://127.0.0.1:8402');
-    const info = await fetch(`${gateway}/sandbox/info`)
-      .then((r) => (r.ok ? r.json() : null))
-      .catch(() => null);
-    rpcUrl = (info as Record<Chain, { rpcUrl: string }> | null)?.[chain]?.rpcUrl;
-    if (!rpcUrl) throw new UsageError(`--rpc is required (no sandbox gateway at ${gateway} to ask)`);
-  }
-  return chain === 'solana'
-    ? solanaWallet({ secretKey: loadSolanaKeyFile(keyPath), rpcUrl })
-    : suiWallet({ secretKey: loadSuiKeyFile(keyPath), rpcUrl });
+  const secret =
+    chain === 'solana'
+      ? readKeyFile(keyPath, loadSolanaKeyFile)
+      : readKeyFile(keyPath, (p) => loadSuiKeyFile(p));
+  const { rpcUrl } = await nodeFor(chain, values, env, url);
+  return secret instanceof Uint8Array
+    ? solanaWallet({ secretKey: secret, rpcUrl })
+    : suiWallet({ secretKey: secret, rpcUrl });
 }
 
 const WALLET_OPTIONS = {
@@ -73,24 +63,29 @@ const keygen: CliCommand = {
   name: 'keygen',
   summary: 'create a new wallet key file (Solana CLI JSON / Sui suiprivkey format) and print its address',
   usage: '--chain sui|solana --out <file>',
-  details: 'The file is created with mode 0600 and never overwritten.',
+  details:
+    'The file is created with mode 0600 and never overwritten. Prints the address ({ chain, address, file } with --json).',
   options: { chain: { type: 'string' }, out: { type: 'string' } },
   async run(io, values) {
     const chain = chainOf(values);
     const out = requireString(values, 'out');
+    let address: string;
     try {
       if (chain === 'solana') {
         const key = newSolanaKey();
         saveSolanaKeyFile(out, key);
-        io.out(key.address);
+        address = key.address;
       } else {
         const key = newSuiKey();
         saveSuiKeyFile(out, key);
-        io.out(key.address);
+        address = key.address;
       }
     } catch (e) {
       throw new CliError(`cannot write ${out}: ${(e as Error).message}`);
     }
+    if (wantsJson(values)) return { chain, address, file: out };
+    io.out(address);
+    return undefined;
   },
 };
 
@@ -102,16 +97,13 @@ const address: CliCommand = {
   async run(io, values) {
     const chain = chainOf(values);
     const key = requireString(values, 'key');
-    if (chain === 'solana') io.out(solanaAddressOf(loadSolanaKeyFile(key)));
-    else {
-      const { Ed25519Keypair } = await import('@mysten/sui/keypairs/ed25519');
-      const secret = loadSuiKeyFile(key);
-      io.out(
-        typeof secret === 'string'
-          ? Ed25519Keypair.fromSecretKey(secret).toSuiAddress()
-          : secret.toSuiAddress(),
-      );
-    }
+    const address =
+      chain === 'solana'
+        ? solanaAddressOf(readKeyFile(key, loadSolanaKeyFile))
+        : readKeyFile(key, (p) => loadSuiKeyFile(p)).toSuiAddress();
+    if (wantsJson(values)) return { chain, address };
+    io.out(address);
+    return undefined;
   },
 };
 
@@ -132,19 +124,42 @@ const payOption: CliCommand = {
       throw new CliError(`not a 402 payment requirement: ${(e as Error).message}`);
     }
     const wallet = await walletFrom(values, io.env);
-    io.out(await wallet.pay(selectPaymentOption(requirement, wallet.chain)));
+    const txHashOrDigest = await wallet.pay(selectPaymentOption(requirement, wallet.chain));
+    if (wantsJson(values)) return { chain: wallet.chain, payer: wallet.address, txHashOrDigest };
+    io.out(txHashOrDigest);
+    return undefined;
   },
 };
 
 const onRetry = (io: CliIo) => (e: RetryEvent) =>
   io.err(`retry ${e.attempt} (${e.reason}) in ${e.delayMs} ms, same X-PAYMENT`);
 
-/** Prints a final answer: status and receipt on stderr, body on stdout. */
-async function printAnswer(io: CliIo, res: Response): Promise<void> {
+/**
+ * Prints a final answer: status and receipt on stderr, body on stdout; with --json one
+ * document `{ status, receipt, body }` (the body parsed when it is JSON).
+ */
+async function printAnswer(io: CliIo, values: ParsedValues, res: Response): Promise<void> {
   io.err(`HTTP ${res.status}`);
   const receipt = res.headers.get('x-payment-response');
   if (receipt) io.err(`receipt: ${Buffer.from(receipt, 'base64').toString('utf8')}`);
-  io.out(await res.text());
+  const text = await res.text();
+  if (!wantsJson(values)) {
+    io.out(text);
+    return;
+  }
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Not JSON: the text as it is.
+  }
+  let decoded: unknown = null;
+  try {
+    decoded = receipt ? decodePaymentReceipt(receipt) : null;
+  } catch {
+    decoded = null;
+  }
+  io.out(JSON.stringify({ status: res.status, receipt: decoded, body }, null, 2));
 }
 
 /** Keeps a paid, undelivered request on disk and says how to send it again. */
@@ -198,7 +213,7 @@ const pay: CliCommand = {
     if (!url) throw new UsageError('the URL to request is required');
     const max = optionalString(values, 'max');
     const maxRetries = retriesFrom(values);
-    const wallet = await walletFrom(values, io.env);
+    const wallet = await walletFrom(values, io.env, url);
     let paid: { proof: string } | undefined;
     const fetchPaid = payFetch(fetch, {
       wallets: [wallet],
@@ -247,7 +262,7 @@ const pay: CliCommand = {
         `the gateway refused the payment proof (${body.reason ?? 'no reason given'})`,
       );
     }
-    await printAnswer(io, res);
+    await printAnswer(io, values, res);
     if (!res.ok) throw new CliError(`the request failed with HTTP ${res.status}`);
   },
 };
@@ -280,7 +295,7 @@ const retry: CliCommand = {
       if (e instanceof UndeliveredPaymentError) throw new CliError(`${e.message}\n(${file} is kept)`);
       throw e;
     }
-    await printAnswer(io, res);
+    await printAnswer(io, values, res);
     if (!res.ok) throw new CliError(`the request failed with HTTP ${res.status}`);
   },
 };
