@@ -12,9 +12,9 @@ const HOST_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
 
 /** HOST: an IP address or a DNS host name (what `listen` accepts). */
 export function checkHost(host: string): string | null {
-  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  if (isIP(bare)) return null;
-  if (bare.length <= 253 && bare.split('.').every((label) => HOST_LABEL.test(label))) return null;
+  // No brackets: listen takes `::1`, not `[::1]`.
+  if (isIP(host)) return null;
+  if (host.length <= 253 && host.split('.').every((label) => HOST_LABEL.test(label))) return null;
   return 'an IP address or a host name to listen on, e.g. 127.0.0.1, 0.0.0.0, :: or localhost';
 }
 

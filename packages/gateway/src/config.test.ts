@@ -176,6 +176,7 @@ describe('config', () => {
     ['under_score', false],
     ['-leading.example.com', false],
     ['http://127.0.0.1', false],
+    ['[::1]', false],
   ])('HOST=%s is valid: %s', (host, ok) => {
     if (ok) expect(loadConfig({ HOST: host }, []).host).toBe(host);
     else expect(() => loadConfig({ HOST: host }, [])).toThrow(/HOST: expected an IP address or a host name/);
