@@ -7,6 +7,7 @@
  * delivered (DESIGN §4.5).
  */
 import { decodePaymentReceipt, ProtocolError } from '@tollgate/protocol';
+import { gatewayErrorOf, jsonObject } from './error-body.ts';
 
 /** Everything needed to send a paid request again: the request as it was hashed, and its proof. */
 export interface PaidRequest {
@@ -87,9 +88,8 @@ async function retryVerdict(res: Response): Promise<Verdict | null> {
   if (deliveredReceipt(res)) return null;
   // Not JSON (null): a proxy in front of the gateway. Only its "try later" statuses are worth a retry.
   const body = await jsonObject(res);
-  const gatewayError = typeof body?.error === 'string' ? body.error : undefined;
-  const message = typeof body?.message === 'string' ? body.message : undefined;
-  if (body?.retryable === true || (gatewayError && RETRY_CODES.has(gatewayError))) {
+  const { gatewayError, message, retryable } = gatewayErrorOf(body);
+  if (retryable || (gatewayError && RETRY_CODES.has(gatewayError))) {
     return {
       reason: gatewayError ?? 'retryable',
       ...(gatewayError ? { gatewayError } : {}),
@@ -98,17 +98,6 @@ async function retryVerdict(res: Response): Promise<Verdict | null> {
   }
   if (body === null && [502, 503, 504].includes(res.status)) return { reason: `http_${res.status}` };
   return null;
-}
-
-async function jsonObject(
-  res: Response,
-): Promise<{ error?: unknown; message?: unknown; retryable?: unknown } | null> {
-  try {
-    const value: unknown = await res.clone().json();
-    return typeof value === 'object' && value !== null ? value : null;
-  } catch {
-    return null;
-  }
 }
 
 function deliveredReceipt(res: Response): boolean {

@@ -6,6 +6,11 @@
  * the option's network. After paying it re-sends the same proof while the gateway says
  * `retryable: true` (see paid-retry.ts) — it never pays twice for one call — and when
  * the retries give up it throws the proof back (`UndeliveredPaymentError`).
+ *
+ * Under an SDK that turns whatever its fetch throws into a connection error (the
+ * `openai` SDK: "Connection error."), those failures are answered as Responses instead
+ * (`errorsAsResponses`), in the OpenAI error envelope, so the SDK raises an API error
+ * with the message and the code.
  */
 import {
   type AcceptOption,
@@ -17,7 +22,8 @@ import {
   parseAmount,
   parsePaymentRequirement,
 } from '@tollgate/protocol';
-import { type RetryEvent, retryWithProof } from './paid-retry.ts';
+import { gatewayErrorOf, jsonObject } from './error-body.ts';
+import { type RetryEvent, retryWithProof, UndeliveredPaymentError } from './paid-retry.ts';
 import { assertNetwork } from './wallets/network.ts';
 import type { PaymentWallet } from './wallets/wallet.ts';
 
@@ -58,6 +64,22 @@ export interface PayFetchOptions {
   maxRetries?: number;
   /** Upper bound for one wait between retries, ms; `Retry-After` is honoured up to it. Default 5000. */
   maxRetryDelayMs?: number;
+  /**
+   * Answer payFetch's own failures with a Response instead of throwing: a refusal to pay
+   * (`payment_limit_exceeded`, `quote_expired`, `network_mismatch`, `unsupported_chain`,
+   * `invalid_requirement`) or a wallet that could not pay → 402; paid but not delivered
+   * → the gateway's last status (502 when unreachable) with `proof`, `gatewayError` and
+   * `retryable: true`; and a proof the gateway refused (its 402) is rewritten the same
+   * way. The body is OpenAI's `{ error: { message, type: "payment_error", code, param } }`
+   * and `X-Should-Retry: false` keeps the SDK from retrying (which would pay again); the
+   * gateway's own final error after paying gets that header too.
+   * A failure to reach the gateway before paying, and an abort, are still thrown.
+   *
+   * Default: on when the request carries `X-Stainless-Lang`, the header of SDKs generated
+   * by Stainless such as `openai`, which turn any error their fetch throws into
+   * "Connection error."; off for everyone else, who get the thrown errors.
+   */
+  errorsAsResponses?: boolean;
   onEvent?: (event: PayEvent) => void;
 }
 
@@ -78,8 +100,9 @@ export const DEFAULT_MIN_QUOTE_LIFETIME_MS = 30_000;
  * Wraps a fetch so that it pays 402 challenges. Throws `ProtocolError` before paying
  * (`payment_limit_exceeded`, `quote_expired`, `network_mismatch`, `unsupported_chain`,
  * `invalid_requirement`), a wallet error if the payment itself fails, and
- * `UndeliveredPaymentError` (with the proof) when it paid but the retries gave up.
- * Any other answer, after paying or not, is returned as the Response.
+ * `UndeliveredPaymentError` (with the proof) when it paid but the retries gave up —
+ * or, with `errorsAsResponses` (on by itself under the `openai` SDK), answers those as
+ * error Responses. Any other answer, after paying or not, is returned as the Response.
  * @example
  * const pay = payFetch(fetch, { wallets: [solanaWallet({ secretKey, rpcUrl })], maxPerRequest: '0.05' });
  * try {
@@ -101,6 +124,27 @@ export function payFetch(fetchImpl: FetchLike, opts: PayFetchOptions): PayFetch 
     // Freeze the request so the paid retry sends exactly the same bytes.
     const request = new Request(input, init);
     const body = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
+    const asResponses = opts.errorsAsResponses ?? request.headers.has('x-stainless-lang');
+    const state: PayState = { paying: false };
+    if (!asResponses) return payFor(request, body, init, state);
+    let res: Response;
+    try {
+      res = await payFor(request, body, init, state);
+    } catch (e) {
+      // Not reaching the gateway before paying is a connection error; an abort is the caller's.
+      if (!state.paying || init.signal?.aborted) throw e;
+      return failureResponse(e, state.proof);
+    }
+    if (!state.proof || res.status < 400) return res;
+    return res.status === 402 ? refusedProofResponse(res, state.proof) : withoutSdkRetry(res);
+  };
+
+  const payFor = async (
+    request: Request,
+    body: Uint8Array | null,
+    init: RequestInit,
+    state: PayState,
+  ): Promise<Response> => {
     const send = (extra: Record<string, string>) => {
       const headers = new Headers(request.headers);
       for (const [k, v] of Object.entries(extra)) headers.set(k, v);
@@ -136,6 +180,8 @@ export function payFetch(fetchImpl: FetchLike, opts: PayFetchOptions): PayFetch 
       if (quoted instanceof Response) return quoted;
     }
     const requirement = quoted;
+    // From here on a failure is the payment's, not the connection's.
+    state.paying = true;
 
     const { wallet, option } = await choose(requirement, opts.wallets, init.signal ?? undefined);
     const total = checkOption(option);
@@ -170,6 +216,7 @@ export function payFetch(fetchImpl: FetchLike, opts: PayFetchOptions): PayFetch 
     const proof = encodePaymentProof(
       buildPaymentProof(requirement, option, { payer: wallet.address, txHashOrDigest }),
     );
+    state.proof = proof;
     emit({ type: 'paid', txHashOrDigest, option, proof });
 
     // From here on the request is only ever sent again with this proof: never paid twice.
@@ -190,6 +237,82 @@ export function payFetch(fetchImpl: FetchLike, opts: PayFetchOptions): PayFetch 
   };
   Object.defineProperty(pay, 'spent', { get: () => spent });
   return pay as PayFetch;
+}
+
+/** How far one call got: whether it had a requirement to pay, and the proof once it paid. */
+interface PayState {
+  paying: boolean;
+  proof?: string;
+}
+
+/**
+ * An error Response in OpenAI's envelope, made by payFetch itself (never the gateway's):
+ * `X-Tollgate-Error-Source: client` says so, and `X-Should-Retry: false` stops an SDK
+ * from retrying by itself, which would pay again.
+ */
+function clientErrorResponse(
+  status: number,
+  code: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+): Response {
+  const error = { message, type: 'payment_error', code, param: null, ...extra };
+  const body = { error, ...(extra.retryable !== undefined ? { retryable: extra.retryable } : {}) };
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'x-should-retry': 'false',
+      'x-tollgate-error-source': 'client',
+    },
+  });
+}
+
+/**
+ * The gateway's final error answer to a paid request, marked `X-Should-Retry: false`:
+ * the SDK would otherwise retry a 409/429/5xx by itself, get a fresh 402, and pay again.
+ */
+function withoutSdkRetry(res: Response): Response {
+  const headers = new Headers(res.headers);
+  headers.set('x-should-retry', 'false');
+  return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
+}
+
+/** A failure of the payment phase as a Response: the refusal's code, or the undelivered proof. */
+function failureResponse(e: unknown, proof: string | undefined): Response {
+  if (e instanceof UndeliveredPaymentError) {
+    return clientErrorResponse(e.status ?? 502, e.code, e.message, {
+      ...(e.gatewayError ? { gatewayError: e.gatewayError } : {}),
+      retryable: true,
+      proof: e.proof,
+    });
+  }
+  if (e instanceof ProtocolError) {
+    return clientErrorResponse(402, e.code, e.message, proof ? { proof } : {});
+  }
+  const message = e instanceof Error ? e.message : String(e);
+  return clientErrorResponse(402, 'payment_failed', `the payment could not be made: ${message}`, {
+    ...(proof ? { proof } : {}),
+  });
+}
+
+/**
+ * The gateway refused the proof it was just paid with (a 402 with `reason`): said with
+ * the reason in the message, and the proof (the money moved) for whoever looks into it.
+ * A 402 that is not the gateway's `payment_required` (an upstream's own) is left alone.
+ */
+async function refusedProofResponse(res: Response, proof: string): Promise<Response> {
+  const body = await jsonObject(res);
+  const { gatewayError, message, fields } = gatewayErrorOf(body);
+  if (gatewayError !== 'payment_required') return res;
+  await res.body?.cancel().catch(() => {});
+  const reason = typeof fields?.reason === 'string' ? fields.reason : undefined;
+  return clientErrorResponse(
+    402,
+    'payment_required',
+    `the gateway refused the payment proof${reason ? ` (${reason})` : ''}${message ? `: ${message}` : ''}`,
+    { ...(reason ? { reason } : {}), proof },
+  );
 }
 
 /** ms until the requirement expires (negative once expired; -Infinity when unreadable). */

@@ -161,9 +161,8 @@ describe('POST /v1/chat/completions', () => {
     const failed = await fetch(url(), withPayment(post(body), header));
     expect(failed.status).toBe(502);
     expect(await failed.json()).toMatchObject({
-      error: 'upstream_error',
+      error: { code: 'upstream_error', retryable: true, upstreamStatus: 500 },
       retryable: true,
-      upstreamStatus: 500,
     });
     expect(decodePaymentReceipt(failed.headers.get('x-payment-response')!).success).toBe(false);
     const retried = await fetch(url(), withPayment(post(body), header));
@@ -182,9 +181,7 @@ describe('POST /v1/chat/completions', () => {
     h.fake.queue.push('no_choices');
     const bad = await fetch(url(), withPayment(post(body), header));
     expect(await bad.json()).toMatchObject({
-      error: 'upstream_error',
-      retryable: true,
-      reason: 'bad_response',
+      error: { code: 'upstream_error', retryable: true, reason: 'bad_response' },
     });
     expect((await fetch(url(), withPayment(post(body), header))).status).toBe(200);
   });
@@ -225,7 +222,9 @@ describe('POST /v1/chat/completions', () => {
     await new Promise((r) => setTimeout(r, 1400));
     const concurrent = await fetch(url(), withPayment(post(body), header));
     expect(concurrent.status).toBe(409);
-    expect(await concurrent.json()).toMatchObject({ error: 'payment_in_progress', retryable: true });
+    expect(await concurrent.json()).toMatchObject({
+      error: { code: 'payment_in_progress', retryable: true },
+    });
     expect((await first).status).toBe(200);
     expect(h.fake.received.length).toBe(calls + 1);
   });
@@ -328,7 +327,7 @@ describe('POST /v1/chat/completions', () => {
   it('rejects an unknown model with 404 model_not_found and a malformed body with 400, never 402', async () => {
     const unknown = await fetch(url(), post({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }));
     expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toMatchObject({ error: 'model_not_found' });
+    expect(await unknown.json()).toMatchObject({ error: { code: 'model_not_found' } });
     for (const bad of [
       { model: 'fake-chat' },
       { model: 'fake-chat', messages: [{ role: 'user', content: 'x' }], max_tokens: 0 },
@@ -340,7 +339,7 @@ describe('POST /v1/chat/completions', () => {
     ]) {
       const res = await fetch(url(), post(bad));
       expect(res.status).toBe(400);
-      expect(await res.json()).toMatchObject({ error: 'invalid_request' });
+      expect(await res.json()).toMatchObject({ error: { code: 'invalid_request' } });
     }
     const notJson = await fetch(url(), {
       method: 'POST',
@@ -353,8 +352,7 @@ describe('POST /v1/chat/completions', () => {
       post({ model: 'fake-chat', messages: [{ role: 'user', content: 'word '.repeat(1200) }] }),
     );
     expect(await tooLong.json()).toMatchObject({
-      error: 'invalid_request',
-      reason: 'context_length_exceeded',
+      error: { code: 'invalid_request', reason: 'context_length_exceeded' },
     });
   });
 });
