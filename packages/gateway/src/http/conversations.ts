@@ -13,6 +13,8 @@ import {
   addItemsSchema,
   conversationView,
   createConversationSchema,
+  itemById,
+  itemsNewestFirst,
   itemView,
   turnSchema,
   updateConversationSchema,
@@ -123,19 +125,43 @@ export function conversationRoutes(app: FastifyInstance, deps: Deps): void {
     return { id: conv.id, object: 'conversation.deleted', deleted: true };
   });
 
+  /**
+   * `after` is the cursor: the `seq` of the last item seen, or its id (what OpenAI's SDK
+   * sends: the page's `last_id`). `order` is `asc` (ours, the default) or `desc`
+   * (OpenAI's default). `include` (tool outputs and the like) has nothing to add here.
+   */
   app.get('/v1/conversations/:id/items', async (request) => {
     const { conv } = await mine(request, deps);
     const limit = pageLimit(request.query);
+    const order = queryParam(request.query, 'order') ?? 'asc';
+    if (order !== 'asc' && order !== 'desc')
+      throw new ApiError('invalid_request', 'order is asc or desc', { param: 'order' });
     const afterRaw = queryParam(request.query, 'after');
-    const after = afterRaw === undefined ? undefined : Number(afterRaw);
-    if (after !== undefined && (!Number.isInteger(after) || after < 0)) {
-      throw new ApiError('invalid_request', 'after is the seq of the last item seen', { param: 'after' });
+    let after: number | undefined;
+    if (afterRaw !== undefined && /^\d+$/.test(afterRaw)) after = Number(afterRaw);
+    else if (afterRaw !== undefined) {
+      const seen = await itemById(conversations, conv.id, afterRaw);
+      if (!seen) {
+        throw new ApiError('invalid_request', 'after is the id or the seq of the last item seen', {
+          param: 'after',
+        });
+      }
+      after = seen.seq;
     }
-    const rows = await conversations.items(conv.id, {
-      limit: limit + 1,
-      ...(after !== undefined ? { after } : {}),
-    });
+    const cursor = after !== undefined ? { [order === 'asc' ? 'after' : 'before']: after } : {};
+    const rows =
+      order === 'asc'
+        ? await conversations.items(conv.id, { limit: limit + 1, ...cursor })
+        : await itemsNewestFirst(conversations, conv.id, { limit: limit + 1, ...cursor });
     return listPage(rows, limit, itemView);
+  });
+
+  app.get('/v1/conversations/:id/items/:itemId', async (request) => {
+    const { conv } = await mine(request, deps);
+    const { itemId } = request.params as { itemId: string };
+    const item = await itemById(conversations, conv.id, itemId);
+    if (!item) throw new ApiError('not_found', 'no such item in this conversation');
+    return itemView(item);
   });
 
   app.post('/v1/conversations/:id/items', async (request) => {
@@ -145,7 +171,7 @@ export function conversationRoutes(app: FastifyInstance, deps: Deps): void {
       conv.id,
       body.items.map((i) => ({ ...i, redemptionId: null, usage: null })),
     );
-    return { object: 'list', data: items.map(itemView) };
+    return listPage(items, items.length, itemView);
   });
 
   app.register(async (scope) => {

@@ -97,7 +97,7 @@ describe('conversation records', () => {
         path,
         method === 'GET' || method === 'DELETE' ? undefined : { content: 'hi', title: 'x' },
       );
-      expect([method, path, r.status, r.body.error]).toEqual([method, path, 404, 'not_found']);
+      expect([method, path, r.status, r.body.error.code]).toEqual([method, path, 404, 'not_found']);
     }
     expect((await call(bob, 'GET', '/v1/conversations')).body.data).toEqual([]);
 
@@ -124,7 +124,7 @@ describe('conversation records', () => {
     for (const q of ['after=a&after=b', 'limit=1&limit=2']) {
       const r = await call(token, 'GET', `/v1/conversations?${q}`);
       expect(r.status).toBe(400);
-      expect(r.body.error).toBe('invalid_request');
+      expect(r.body.error.code).toBe('invalid_request');
     }
     expect((await call(token, 'GET', `/v1/conversations/${ids[0]}/items?after=1&after=2`)).status).toBe(400);
   });
@@ -132,7 +132,7 @@ describe('conversation records', () => {
   it('needs a bearer token of a wallet owner', async () => {
     expect((await call(null, 'GET', '/v1/conversations')).status).toBe(401);
     expect((await call('operator-token-0123456789abcdef', 'GET', '/v1/conversations')).status).toBe(403);
-    expect((await call(alice, 'POST', '/v1/conversations', { model: 'no-such-model' })).body.error).toBe(
+    expect((await call(alice, 'POST', '/v1/conversations', { model: 'no-such-model' })).body.error.code).toBe(
       'model_not_found',
     );
   });
@@ -265,7 +265,7 @@ describe('paid conversation turns', () => {
     const { header } = await payFor(payer, requirement);
     h.fake.queue.push('fail500');
     const failed = await fetch(url, withPayment(turnInit(alice, turn), header));
-    expect(await failed.json()).toMatchObject({ error: 'upstream_error', retryable: true });
+    expect(await failed.json()).toMatchObject({ error: { code: 'upstream_error' }, retryable: true });
     expect((await call(alice, 'GET', `/v1/conversations/${conv.body.id}/items`)).body.data).toEqual([]);
     expect((await fetch(url, withPayment(turnInit(alice, turn), header))).status).toBe(200);
     expect((await call(alice, 'GET', `/v1/conversations/${conv.body.id}/items`)).body.data).toHaveLength(2);
