@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { SOLANA_MAINNET_CAIP2, suiCaip2, USDC_SUI_COIN_TYPE } from '@tollgate/protocol';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { ChainId, ChainVerifier } from './chains/chain.ts';
 import type { SolanaSponsor } from './chains/solana/sponsor.ts';
 import { watchSponsor } from './chains/solana/sponsor-watch.ts';
@@ -15,6 +15,7 @@ import { createSecretBox } from './crypto/secret-box.ts';
 import type { Deps } from './deps.ts';
 import { installErrorHandling } from './errors.ts';
 import { createHealthMonitor, type ProbeTarget } from './health/endpoint-health.ts';
+import { installAccessLog } from './http/access-log.ts';
 import { authRoutes } from './http/auth.ts';
 import { conversationRoutes } from './http/conversations.ts';
 import { corsAndNosniff } from './http/cors.ts';
@@ -27,7 +28,8 @@ import { providerRoutes } from './http/provider.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import { sandboxRoutes } from './http/sandbox.ts';
 import { createInferenceRuntime } from './inference/runtime.ts';
-import { loggerOptions } from './logger.ts';
+import { timedInference } from './inference/timed.ts';
+import { createLogger } from './logger.ts';
 import { createCatalog } from './marketplace/catalog.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { parseSolana } from './ops/platform-keys.ts';
@@ -45,22 +47,18 @@ import type { Store } from './store/store.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
-/** Route family for metrics labels: bounded cardinality, no slugs or ids. */
-function routeFamily(url: string): string {
-  if (url.startsWith('/p/')) return 'marketplace';
-  if (url.startsWith('/v1/')) return url.split('/', 3)[2]?.split('?')[0] ?? 'v1';
-  return 'other';
-}
-
+/**
+ * The app over `deps`. It logs through `deps.log`, the one logger (assembleDeps makes
+ * it); `logger: false` silences the app's own lines (a silent child of that logger).
+ */
 export async function buildApp(
   deps: Deps,
-  opts: { logger?: boolean; sandbox?: SandboxChains; logStream?: { write(line: string): void } } = {},
+  opts: { logger?: boolean; sandbox?: SandboxChains } = {},
 ): Promise<FastifyInstance> {
   const app = Fastify({
-    logger:
-      opts.logger === false
-        ? false
-        : { ...loggerOptions(deps.config.logLevel), ...(opts.logStream ? { stream: opts.logStream } : {}) },
+    loggerInstance: (opts.logger === false
+      ? deps.log.child({}, { level: 'silent' })
+      : deps.log) as FastifyBaseLogger,
     bodyLimit: deps.config.maxBodyBytes,
     requestIdHeader: false,
     genReqId: (req) => {
@@ -69,41 +67,18 @@ export async function buildApp(
     },
     trustProxy: false,
     return503OnClosing: true,
-    // One access line per request (below) instead of Fastify's two.
+    // One access line per request (http/access-log.ts) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 512 },
     // Slow clients: deadlines for headers and request bodies; never for responses.
     ...serverTimeoutOptions(deps.config),
   });
+  // Before the not-found handler is set, so that 404s get the access log's hooks too.
+  installAccessLog(app, deps.metrics);
   installErrorHandling(app);
-  if (opts.logger !== false) {
-    deps.proofs.useLogger(app.log);
-    deps.settlement.useLogger(app.log);
-  }
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
-  });
-  app.addHook('onResponse', async (request, reply) => {
-    const route = routeFamily(request.url);
-    const status = reply.statusCode;
-    deps.metrics.httpRequests.inc({ route, method: request.method, status: String(status) });
-    deps.metrics.httpDuration.observe({ route }, reply.elapsedTime / 1000);
-    // Access log: every request at debug; at info only what an operator acts on
-    // (paid deliveries, server errors, upstream trouble), so the 402 path stays cheap.
-    const notable = status >= 500 || reply.getHeader('x-payment-response') !== undefined;
-    const level = notable ? 'info' : 'debug';
-    if ((request.log as unknown as { isLevelEnabled(l: string): boolean }).isLevelEnabled(level)) {
-      request.log[level](
-        {
-          method: request.method,
-          path: request.url.split('?')[0],
-          status,
-          ms: Math.round(reply.elapsedTime),
-        },
-        'request',
-      );
-    }
   });
 
   // Before rate limiting: preflights are answered first, and a 429 carries CORS headers too.
@@ -140,6 +115,8 @@ export function assembleDeps(
   overrides: Partial<Deps> = {},
 ): Deps {
   if (!config.secret) throw new Error('config.secret is required (sandbox mode generates one)');
+  // The one logger: every module that logs gets it here, at construction.
+  const log = overrides.log ?? createLogger(config.logLevel);
   const metrics = overrides.metrics ?? createMetrics();
   const now = overrides.now ?? Date.now;
   const tokens =
@@ -154,6 +131,7 @@ export function assembleDeps(
       now,
       skewMs: config.clockSkewSec * 1000,
       lateProofMs: LATE_PROOF_MS,
+      log,
       ...(overrides.v2Schemes ? { v2Schemes: overrides.v2Schemes } : {}),
       v2PayTo: overrides.v2PayTo ?? platformPayTo(config),
     });
@@ -173,10 +151,12 @@ export function assembleDeps(
       ...(overrides.v2Schemes ? { v2Schemes: overrides.v2Schemes } : {}),
       v2PayTo: overrides.v2PayTo ?? platformPayTo(config),
       onV2Sent: (paid) => recordProviderShare(store, paid, now()),
+      log,
     });
   return {
     config,
     store,
+    log,
     metrics,
     verifiers,
     secretBox: createSecretBox(keyRing(config.secret, config.previousSecret, 'origin-secrets/v1')),
@@ -189,10 +169,10 @@ export function assembleDeps(
       allowPrivate: config.allowPrivateOrigins,
       maxResponseBytes: config.maxResponseBytes,
     }),
-    health: createHealthMonitor({ failureThreshold: 5, cooldownMs: 30_000, now, metrics }),
-    inference: overrides.inference ?? createInferenceRuntime(config),
+    health: createHealthMonitor({ failureThreshold: 5, cooldownMs: 30_000, now, metrics, log }),
     now,
     ...overrides,
+    inference: timedInference(overrides.inference ?? createInferenceRuntime(config), metrics),
   };
 }
 
@@ -229,10 +209,13 @@ export async function createGateway(
   config: Readonly<Config>,
   opts: { logger?: boolean; sandbox?: SandboxChains } = {},
 ): Promise<Gateway> {
-  const store = await openingDatabase(config.databaseUrl, openStore(config.databaseUrl));
+  // The one logger, made first: the store reports migrations and pool errors through it.
+  const log = createLogger(opts.logger === false ? 'silent' : config.logLevel);
+  const store = await openingDatabase(config.databaseUrl, openStore(config.databaseUrl, { logger: log }));
   const metrics = createMetrics(); // shared with the verifiers (chain lookups)
   const v2 = await createV2Schemes(config);
   const deps = assembleDeps(config, store, await createVerifiers(config, metrics), {
+    log,
     metrics,
     v2Schemes: v2.schemes,
   });
@@ -242,7 +225,7 @@ export async function createGateway(
         sponsor: v2.sponsor,
         lowLamports: BigInt(config.sponsorLowLamports),
         metrics,
-        log: app.log,
+        log: deps.log,
       })
     : null;
   deps.sponsor = sponsorWatch;

@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import type { SecretBox } from './crypto/secret-box.ts';
 import type { HealthMonitor } from './health/endpoint-health.ts';
 import type { InferenceRuntime } from './inference/runtime.ts';
+import type { Logger } from './logger.ts';
 import type { Catalog } from './marketplace/catalog.ts';
 import type { Metrics } from './metrics.ts';
 import type { ProofChecks } from './payments/gate.ts';
@@ -17,6 +18,8 @@ import type { Store } from './store/store.ts';
 export interface Deps {
   config: Readonly<Config>;
   store: Store;
+  /** The one logger (app.ts creates it; Fastify and every module that logs use it). */
+  log: Logger;
   metrics: Metrics;
   /** Verifiers by chain for the configured network. */
   verifiers: Partial<Record<ChainId, ChainVerifier>>;

@@ -1,4 +1,9 @@
-/** Prometheus metrics, one registry per app so tests can build several apps. */
+/**
+ * Prometheus metrics, one registry per app so tests can build several apps. Every
+ * metric is listed in docs/operations.md. Labels stay bounded: route families, chains,
+ * closed reason lists; the only per-project labels are the endpoint health gauge's,
+ * which is why /metrics needs the operator token.
+ */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 export interface Metrics {
@@ -6,7 +11,17 @@ export interface Metrics {
   httpRequests: Counter<'route' | 'method' | 'status'>;
   httpDuration: Histogram<'route'>;
   payments: Counter<'chain' | 'outcome'>;
+  /** 402 responses sent, by route family. */
+  paymentRequired: Counter<'route'>;
+  /** Payments that passed every check (counted once, when first verified), by chain and wire format (v1, v2). */
+  paymentsAccepted: Counter<'chain' | 'format'>;
+  /** Every refused payment: each 402 with a reason, and invalid_payment_header; by format and reason. */
+  paymentsRejected: Counter<'format' | 'reason'>;
+  /** USDC of delivered paid requests, atomic units (the sum of the paid option's splits), by chain. */
+  usdcVolume: Counter<'chain'>;
   upstream: Counter<'outcome'>;
+  /** Time until an upstream answered (response headers; a stream's start), by upstream and outcome. */
+  upstreamDuration: Histogram<'upstream' | 'outcome'>;
   /** Steps of a paid request's life (settle.ts): claim, deliver, fail, abandon, renew, lookup, by outcome. */
   settlement: Counter<'step' | 'outcome'>;
   endpointHealthy: Gauge<'project' | 'endpoint'>;
@@ -18,7 +33,8 @@ export interface Metrics {
 
 export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
   const registry = new Registry();
-  if (opts.defaults !== false) collectDefaultMetrics({ register: registry, prefix: 'tollgate_' });
+  // Standard names (process_*, nodejs_*), as every dashboard and alert expects them.
+  if (opts.defaults !== false) collectDefaultMetrics({ register: registry });
   return {
     registry,
     httpRequests: new Counter({
@@ -40,10 +56,41 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       labelNames: ['chain', 'outcome'],
       registers: [registry],
     }),
+    paymentRequired: new Counter({
+      name: 'tollgate_payment_required_total',
+      help: '402 Payment Required responses by route family',
+      labelNames: ['route'],
+      registers: [registry],
+    }),
+    paymentsAccepted: new Counter({
+      name: 'tollgate_payments_accepted_total',
+      help: 'Payments that passed every check, counted once when first verified, by chain and format (v1: X-PAYMENT, v2: PAYMENT-SIGNATURE)',
+      labelNames: ['chain', 'format'],
+      registers: [registry],
+    }),
+    paymentsRejected: new Counter({
+      name: 'tollgate_payments_rejected_total',
+      help: 'Refused payments by format and reason: every 402 that carries a reason, and invalid_payment_header',
+      labelNames: ['format', 'reason'],
+      registers: [registry],
+    }),
+    usdcVolume: new Counter({
+      name: 'tollgate_usdc_volume_atomic_total',
+      help: 'USDC paid for delivered requests, in atomic units (1 USDC = 1000000), by chain',
+      labelNames: ['chain'],
+      registers: [registry],
+    }),
     upstream: new Counter({
       name: 'tollgate_upstream_requests_total',
       help: 'Forwarded requests by outcome',
       labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    upstreamDuration: new Histogram({
+      name: 'tollgate_upstream_duration_seconds',
+      help: 'Time until an upstream answered (its response headers; the start of a stream), by upstream (marketplace, chat, embeddings) and outcome',
+      labelNames: ['upstream', 'outcome'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
       registers: [registry],
     }),
     settlement: new Counter({
@@ -72,3 +119,9 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
     }),
   };
 }
+
+/** A reason as a label value: snake_case and short, anything else is `other` (labels stay bounded). */
+export function reasonLabel(reason: string): string {
+  return REASON.test(reason) ? reason : 'other';
+}
+const REASON = /^[a-z][a-z0-9_]{0,47}$/;

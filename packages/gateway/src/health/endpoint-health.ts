@@ -2,7 +2,8 @@
  * Endpoint health: passive (consecutive upstream failures on real traffic) and
  * active (a periodic probe of each API origin). An unhealthy endpoint answers
  * 503 endpoint_unavailable and never a 402, so nobody pays for a dead upstream.
- * State is per process; each process learns from its own traffic and probes.
+ * State is per process; each process learns from its own traffic and probes. Each
+ * transition (healthy -> unhealthy and back) is one log line with the endpoint and why.
  */
 import type { Metrics } from '../metrics.ts';
 
@@ -13,6 +14,11 @@ export interface HealthOptions {
   cooldownMs: number;
   now?: () => number;
   metrics?: Metrics;
+  /** The app's logger: transitions (warn when an endpoint goes unhealthy, info when it recovers). */
+  log?: {
+    warn(obj: Record<string, unknown>, msg: string): void;
+    info(obj: Record<string, unknown>, msg: string): void;
+  };
 }
 
 interface State {
@@ -41,6 +47,26 @@ export function createHealthMonitor(opts: HealthOptions) {
     return s;
   };
   const publish = (s: State, healthy: boolean) => opts.metrics?.endpointHealthy.set(s.label, healthy ? 1 : 0);
+  /** reason: `failures` (consecutive failed requests), `probe_failed`, `request_ok` or `probe_ok`. */
+  const wentUnhealthy = (s: State, reason: 'failures' | 'probe_failed') =>
+    opts.log?.warn(
+      { project: s.label.project, endpoint: s.label.endpoint, reason, failures: s.failures },
+      'endpoint unhealthy',
+    );
+  const recovered = (s: State, reason: 'request_ok' | 'probe_ok') =>
+    opts.log?.info(
+      { project: s.label.project, endpoint: s.label.endpoint, reason },
+      'endpoint healthy again',
+    );
+  const succeed = (endpointId: string, project: string | undefined, reason: 'request_ok' | 'probe_ok') => {
+    const s = state(endpointId, project);
+    s.failures = 0;
+    if (s.unhealthySince !== null) {
+      s.unhealthySince = null;
+      recovered(s, reason);
+    }
+    publish(s, true);
+  };
 
   const monitor = {
     isHealthy(endpointId: string): boolean {
@@ -49,29 +75,30 @@ export function createHealthMonitor(opts: HealthOptions) {
       return now() - s.unhealthySince >= opts.cooldownMs;
     },
     recordSuccess(endpointId: string, project?: string): void {
-      const s = state(endpointId, project);
-      s.failures = 0;
-      if (s.unhealthySince !== null) s.unhealthySince = null;
-      publish(s, true);
+      succeed(endpointId, project, 'request_ok');
     },
     recordFailure(endpointId: string, project?: string): void {
       const s = state(endpointId, project);
       s.failures += 1;
       if (s.failures >= opts.failureThreshold) {
+        const was = s.unhealthySince;
         // Re-arm the cooldown on every failure while half-open.
         s.unhealthySince = now();
         publish(s, false);
+        if (was === null) wentUnhealthy(s, 'failures');
       }
     },
     /** Marks every endpoint of a probed origin at once. */
     recordProbe(target: ProbeTarget, ok: boolean): void {
       for (const e of target.endpoints) {
-        if (ok) monitor.recordSuccess(e.id, e.project);
+        if (ok) succeed(e.id, e.project, 'probe_ok');
         else {
           const s = state(e.id, e.project);
+          const was = s.unhealthySince;
           s.failures = Math.max(s.failures + 1, opts.failureThreshold);
           s.unhealthySince = now();
           publish(s, false);
+          if (was === null) wentUnhealthy(s, 'probe_failed');
         }
       }
     },

@@ -20,6 +20,7 @@ import { readCapped } from '../proxy/forward.ts';
 import type { OriginAuth } from '../proxy/forward-headers.ts';
 import { CLIENT_ABORTED_CODE } from '../proxy/upstream-error.ts';
 import type { Api, Endpoint } from '../store/store.ts';
+import { accessLogFor } from './access-log.ts';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
@@ -61,7 +62,11 @@ async function handle(
   const endpoint = entry?.endpoints.get(endpointKey(request.method, target.path));
   const api = endpoint ? entry?.apis.get(endpoint.apiId) : undefined;
   const body = Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : null;
+  const log = accessLogFor(request);
+  if (entry) log.project = target.slug;
+  if (endpoint) log.endpoint = endpoint.id;
   const admission = await deps.settlement.admit({
+    log,
     header: firstHeader(request.headers['x-payment']),
     v2Header: firstHeader(request.headers['payment-signature']),
     facts: {
@@ -145,6 +150,7 @@ async function forwardAndDeliver(f: Forwarding): Promise<FastifyReply> {
       if (!reply.raw.writableFinished) controller.abort();
     });
   }
+  const started = performance.now();
   const result = await deps.forwarder.forward({
     baseUrl: f.api.baseUrl,
     path: f.target.path,
@@ -165,9 +171,16 @@ async function forwardAndDeliver(f: Forwarding): Promise<FastifyReply> {
     if (!terms || terms.countsForHealth) deps.health.recordFailure(endpoint.id, project);
   };
 
+  const took = (outcome: string) =>
+    deps.metrics.upstreamDuration.observe(
+      { upstream: 'marketplace', outcome },
+      (performance.now() - started) / 1000,
+    );
+
   if (!result.ok) {
     const clientGone = result.detail === CLIENT_ABORTED_CODE || abort?.signal.aborted === true;
     deps.metrics.upstream.inc({ outcome: clientGone ? 'client_aborted' : result.error });
+    took(clientGone ? 'client_aborted' : result.error);
     const timeout = result.error === 'upstream_timeout';
     const code = timeout ? 'upstream_timeout' : 'upstream_error';
     const message = timeout ? 'the upstream did not answer in time' : 'the upstream could not be reached';
@@ -181,9 +194,9 @@ async function forwardAndDeliver(f: Forwarding): Promise<FastifyReply> {
   }
 
   if (paid && !isDeliverable(result.status)) {
-    deps.metrics.upstream.inc({
-      outcome: result.status >= 500 ? 'upstream_5xx' : `upstream_${result.status}`,
-    });
+    const outcome = result.status >= 500 ? 'upstream_5xx' : `upstream_${result.status}`;
+    deps.metrics.upstream.inc({ outcome });
+    took(outcome);
     // Drain (bounded) so the pooled connection can be reused, then give the payment back.
     await readCapped(result.body, 64 * 1024).catch(() => undefined);
     const terms = await paid.fail(`status_${result.status}`);
@@ -197,6 +210,7 @@ async function forwardAndDeliver(f: Forwarding): Promise<FastifyReply> {
   if (result.status >= 500) healthFailure(null);
   else deps.health.recordSuccess(endpoint.id, project);
   deps.metrics.upstream.inc({ outcome: result.status >= 500 ? 'upstream_5xx' : 'ok' });
+  took(result.status >= 500 ? 'upstream_5xx' : 'ok');
   return streamAndSettle(
     reply,
     result.status,

@@ -6,6 +6,7 @@ import { EMPTY_BODY_SHA256, sha256Hex } from '@tollgate/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { ApiError } from '../errors.ts';
+import { accessLogFor } from '../http/access-log.ts';
 import { bazaarExtensions } from '../payments/bazaar.ts';
 import type { Quote } from '../payments/requirement.ts';
 import { answerAdmission } from '../payments/respond.ts';
@@ -46,6 +47,7 @@ export async function admit(request: FastifyRequest, deps: Deps, quote: Quote): 
   const header = request.headers['x-payment'];
   const v2Header = request.headers['payment-signature'];
   return deps.settlement.admit({
+    log: accessLogFor(request),
     header: Array.isArray(header) ? header[0] : header,
     v2Header: Array.isArray(v2Header) ? v2Header[0] : v2Header,
     facts: {

@@ -35,7 +35,8 @@ export interface ProofCheckDeps {
   /** x402 v2 `exact` schemes by chain, and where a v2 payment's whole amount goes. */
   v2Schemes?: V2Schemes;
   v2PayTo?: V2PayTo;
-  log?: { error(obj: unknown, msg: string): void };
+  /** The app's logger (app.ts creates it): unexpected verifier failures. */
+  log: { error(obj: unknown, msg: string): void };
 }
 
 /** Reasons the gate itself gives on a refused proof (the chain's own are REJECT_REASONS). */
@@ -97,11 +98,6 @@ export function createProofChecks(d: ProofCheckDeps) {
   });
 
   return {
-    /** Where unexpected verifier failures are reported (the app's logger, once it exists). */
-    useLogger(log: NonNullable<ProofCheckDeps['log']>): void {
-      d.log = log;
-    },
-
     /**
      * Decodes the header and binds the proof to this request: the token is ours, names
      * `subject` (when the route still prices one), and was issued for exactly this request.
@@ -223,7 +219,12 @@ export function createProofChecks(d: ProofCheckDeps) {
           txHashOrDigest: proof.txHashOrDigest,
         });
       } catch (e) {
-        if (!(e instanceof ChainUnavailableError)) d.log?.error({ err: e }, 'verifier failed unexpectedly');
+        if (!(e instanceof ChainUnavailableError)) {
+          d.log.error(
+            { err: e, chain: proof.chain, tx: proof.txHashOrDigest },
+            'verifier failed unexpectedly',
+          );
+        }
         count(proof.chain, 'unavailable');
         return { kind: 'unavailable' };
       }
@@ -240,6 +241,7 @@ export function createProofChecks(d: ProofCheckDeps) {
         };
       }
       count(proof.chain, 'verified');
+      d.metrics.paymentsAccepted.inc({ chain: proof.chain, format: 'v1' });
       return { kind: 'verified' };
     },
   };

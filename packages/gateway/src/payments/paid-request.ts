@@ -5,8 +5,9 @@
  * sends it, and must succeed before any byte of the answer leaves the gateway.
  */
 import type { Settlement as ChainSettlement, CheckedPayment } from '../chains/exact-v2.ts';
-import type { Metrics } from '../metrics.ts';
+import { type Metrics, reasonLabel } from '../metrics.ts';
 import type { Redemption, RedemptionRepo, StoredResponse } from '../store/store.ts';
+import { type PaymentLog, paidAmount } from './payment-log.ts';
 import type { QuotedOption, RequirementClaims } from './requirement-token.ts';
 
 /** Renew well before the lease runs out, and at least this often. */
@@ -81,13 +82,22 @@ export interface PaidRequestDeps {
   onSent?: (paid: PaidRequest) => Promise<void>;
 }
 
+/** `log`: the request's access-log fields (payment-log.ts); this fills in how the request ended. */
 export function createPaidRequest(
   d: PaidRequestDeps,
   redemption: Redemption,
   payment: PaymentRef,
+  log?: PaymentLog,
 ): PaidRequest {
   const { id, attempt } = redemption;
+  // What every line about this request carries; never the proof.
   const ids = { redemption: id, attempt, chain: payment.chain, tx: payment.txId };
+  if (log) log.redemption = id;
+  const ended = (outcome: NonNullable<PaymentLog['outcome']>, reason?: string) => {
+    if (!log) return;
+    log.outcome = outcome;
+    if (reason !== undefined) log.reason = reason;
+  };
   const step = (name: string, outcome: string) => d.metrics.settlement.inc({ step: name, outcome });
   let settled = false;
   let committed = payment.send === undefined;
@@ -159,6 +169,9 @@ export function createPaidRequest(
       }
       if (!result.ok) {
         step('commit', result.reason);
+        // The payer gets a 402 with this reason and is charged nothing: a refused payment.
+        d.metrics.paymentsRejected.inc({ format: 'v2', reason: reasonLabel(result.reason) });
+        ended('not_settled', result.reason);
         d.log?.error({ ...ids, reason: result.reason }, 'v2 payment did not settle; the answer is withheld');
         failure = {
           reason: result.reason,
@@ -181,10 +194,14 @@ export function createPaidRequest(
     async deliver(response) {
       if (!committed) throw new Error('deliver() before a successful commit()');
       if (!settle()) return;
+      // The payer gets this answer whether or not it could be stored.
+      ended('delivered');
       for (let tryNo = 1; ; tryNo++) {
         try {
           if (await d.redemptions.complete(id, attempt, response, d.now())) {
             step('deliver', 'ok');
+            // Counted once per payment: only the attempt whose completion was stored.
+            d.metrics.usdcVolume.inc({ chain: payment.chain }, Number(paidAmount(payment)));
           } else {
             // Fenced off: another attempt took the payment over. The payer still gets this answer.
             step('deliver', 'lease_lost');
@@ -205,7 +222,10 @@ export function createPaidRequest(
       // A v2 payment was never sent: the payer is charged nothing, so no retry window applies.
       const v2 = payment.send !== undefined && !committed;
       const retryAfterSec = v2 ? 0 : d.paidRetryAfterSec;
-      if (settle()) await release('fail', reason, d.now() + retryAfterSec * 1000);
+      if (settle()) {
+        ended('failed', reason);
+        await release('fail', reason, d.now() + retryAfterSec * 1000);
+      }
       return {
         retryAfterSec,
         countsForHealth: redemption.failures === 0,
@@ -213,7 +233,10 @@ export function createPaidRequest(
       };
     },
     async abandon(reason) {
-      if (settle()) await release('abandon', reason, 0);
+      if (settle()) {
+        ended('abandoned', reason);
+        await release('abandon', reason, 0);
+      }
     },
   };
   return paid;

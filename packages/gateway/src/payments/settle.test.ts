@@ -61,7 +61,6 @@ const logged: string[] = [];
 
 function settlement(leaseMs = 300, clock: () => number = () => now) {
   const checks: ProofChecks = {
-    useLogger() {},
     inspect: (): Inspection => ({ kind: 'bound', bound: checked }),
     inspectV2: () => (v2 ?? { kind: 'malformed', message: 'not used here' }) as never,
     verifyOnChain: async () => chain,

@@ -5,7 +5,8 @@
  * 402, an error, a replay of a delivered answer, or a PaidRequest (paid-request.ts)
  * that holds the redemption's lease and ends in deliver, fail or abandon. Nothing else
  * touches leases. Every failed step is logged by redemption id (never the proof) and
- * counted.
+ * counted; every refused payment is counted by reason, and what is known of a request's
+ * payment goes into its access-log line (AdmitInput.log).
  *
  * Order of an admission: a payment bound to this request is looked up first, so a
  * replay beats every availability check; a paid request is served unless the route
@@ -29,7 +30,7 @@ import {
 import type { RejectReason } from '../chains/chain.ts';
 import { ChainUnavailableError } from '../chains/chain.ts';
 import type { CheckedPayment, ExpectedTransfer } from '../chains/exact-v2.ts';
-import type { Metrics } from '../metrics.ts';
+import { type Metrics, reasonLabel } from '../metrics.ts';
 import type { Redemption, RedemptionRepo, StoredResponse } from '../store/store.ts';
 import type { BoundProof, BoundV2, GateRejectReason, ProofChecks } from './gate.ts';
 import {
@@ -38,6 +39,7 @@ import {
   type PaidRequestDeps,
   type PaymentRef,
 } from './paid-request.ts';
+import { notePayment, type PaymentLog } from './payment-log.ts';
 import { issueRequirement, type Quote, quoteTotal, type RequestFacts } from './requirement.ts';
 import type { RequirementClaims, RequirementTokens } from './requirement-token.ts';
 import { type V2PayTo, type V2Schemes, v2PaymentRequired } from './v2-offer.ts';
@@ -78,6 +80,8 @@ export interface AdmitInput {
   v2Extensions?: () => Record<string, unknown> | undefined;
   /** The marketplace project sold, if any (a v2 payment owes its provider a payable). */
   projectId?: string;
+  /** The request's access-log fields: filled with what is learnt of its payment. */
+  log?: PaymentLog;
 }
 
 /** DESIGN §4.5: 2xx, 3xx, and 4xx except 408 and 429 are what was paid for. */
@@ -108,8 +112,11 @@ export interface SettlementDeps {
   v2PayTo?: V2PayTo;
   /** Called once a v2 payment landed on-chain (records the provider's payable on the marketplace). */
   onV2Sent?: PaidRequestDeps['onSent'];
-  log?: Log;
+  /** The app's logger (app.ts creates it). */
+  log: Log;
 }
+
+const fmt = (ref: PaymentRef): 'v1' | 'v2' => (ref.version === 2 ? 'v2' : 'v1');
 
 const serviceUnavailable = (what: string): Refusal => ({
   code: 'service_unavailable',
@@ -127,9 +134,29 @@ export function createSettlement(d: SettlementDeps) {
     now: d.now,
     leaseMs: d.leaseMs,
     paidRetryAfterSec: d.paidRetryAfterSec,
-    ...(d.log ? { log: d.log } : {}),
+    log: d.log,
     ...(d.onV2Sent ? { onSent: d.onV2Sent } : {}),
   });
+
+  /** A refused payment: counted and noted by reason, then answered with a fresh 402 (with the reason). */
+  const refuse = (
+    input: AdmitInput,
+    format: 'v1' | 'v2',
+    reason: GateRejectReason | RejectReason | string,
+    message?: string,
+  ): Admission => {
+    d.metrics.paymentsRejected.inc({ format, reason: reasonLabel(reason) });
+    if (input.log) {
+      input.log.format = format;
+      input.log.reason = reason;
+    }
+    return challenge(input, reason, message);
+  };
+  const malformed = (input: AdmitInput, format: 'v1' | 'v2', message: string): Admission => {
+    d.metrics.paymentsRejected.inc({ format, reason: 'invalid_payment_header' });
+    if (input.log) input.log.format = format;
+    return { kind: 'error', code: 'invalid_payment_header', message };
+  };
 
   const challenge = (
     input: AdmitInput,
@@ -180,8 +207,12 @@ export function createSettlement(d: SettlementDeps) {
     };
   };
 
-  function replayOf(r: Redemption, ref: PaymentRef): Admission {
+  function replayOf(r: Redemption, ref: PaymentRef, log: PaymentLog | undefined): Admission {
     d.metrics.payments.inc({ chain: ref.chain, outcome: 'replayed' });
+    if (log) {
+      log.redemption = r.id;
+      log.outcome = 'replayed';
+    }
     if (!r.response) {
       return {
         kind: 'error',
@@ -198,7 +229,7 @@ export function createSettlement(d: SettlementDeps) {
       return await d.redemptions.byTx(ref.chain, ref.network, ref.txId);
     } catch (err) {
       step('lookup', 'db_error');
-      d.log?.error({ err, chain: ref.chain, tx: ref.txId }, 'could not look up a payment');
+      d.log.error({ err, chain: ref.chain, tx: ref.txId }, 'could not look up a payment');
       return { kind: 'error', ...serviceUnavailable('look up the payment') };
     }
   }
@@ -228,24 +259,30 @@ export function createSettlement(d: SettlementDeps) {
       });
     } catch (err) {
       step('claim', 'db_error');
-      d.log?.error({ err, chain: ref.chain, tx: ref.txId }, 'could not claim a payment');
+      d.log.error({ err, chain: ref.chain, tx: ref.txId }, 'could not claim a payment');
       return { kind: 'error', ...serviceUnavailable('record the payment') };
     }
     switch (result.kind) {
       case 'claimed':
         step('claim', 'ok');
-        return { kind: 'paid', paid: createPaidRequest(paidDeps(), result.redemption, ref) };
+        return { kind: 'paid', paid: createPaidRequest(paidDeps(), result.redemption, ref, input.log) };
       case 'delivered':
-        return replayOf(result.redemption, ref);
+        return replayOf(result.redemption, ref, input.log);
       case 'in_progress':
         return inProgress();
       case 'cooling':
         return cooling(result.redemption);
       case 'used_elsewhere':
         return result.by === 'tx'
-          ? challenge(input, 'transaction_already_used', 'this transaction already paid for another request')
-          : challenge(
+          ? refuse(
               input,
+              fmt(ref),
+              'transaction_already_used',
+              'this transaction already paid for another request',
+            )
+          : refuse(
+              input,
+              fmt(ref),
               'nonce_already_used',
               'this requirement was already paid by another transaction',
             );
@@ -262,18 +299,20 @@ export function createSettlement(d: SettlementDeps) {
     input: AdmitInput,
     verify: () => Promise<Admission | null>,
   ): Promise<Admission> {
+    notePayment(input.log, ref);
     const existing = await lookUp(ref);
     if (isAdmission(existing)) return existing;
     if (existing) {
       if (existing.nonce !== ref.claims.nonce || existing.requestHash !== ref.claims.requestHash) {
-        return challenge(
+        return refuse(
           input,
+          fmt(ref),
           'transaction_already_used',
           'this transaction already paid for another request',
         );
       }
-      if (existing.payer !== ref.payer) return challenge(input, 'payer_mismatch', 'the payer differs');
-      if (existing.state === 'delivered') return replayOf(existing, ref);
+      if (existing.payer !== ref.payer) return refuse(input, fmt(ref), 'payer_mismatch', 'the payer differs');
+      if (existing.state === 'delivered') return replayOf(existing, ref, input.log);
     }
     const unservable = input.servePaid(ref.claims);
     if (unservable) {
@@ -324,6 +363,7 @@ export function createSettlement(d: SettlementDeps) {
         case 'verified':
           return null;
         case 'pending':
+          if (input.log) input.log.reason = check.reason;
           return {
             kind: 'error',
             code: 'payment_pending',
@@ -334,7 +374,7 @@ export function createSettlement(d: SettlementDeps) {
         case 'unavailable':
           return chainUnavailable(bound.proof.chain);
         case 'refused':
-          return challenge(input, check.reason, check.message);
+          return refuse(input, 'v1', check.reason, check.message);
       }
     });
   }
@@ -383,7 +423,7 @@ export function createSettlement(d: SettlementDeps) {
       asset: bound.entry.asset,
       memo: memoForNonce(bound.claims.nonce),
     };
-    const refuse = (reason: string, message: string) => challenge(input, reason, message);
+    const refuseV2 = (reason: string, message: string) => refuse(input, 'v2', reason, message);
     // Static checks only: they name the transaction, which may already be claimed or sent.
     let known: Awaited<ReturnType<typeof bound.scheme.check>>;
     try {
@@ -392,11 +432,11 @@ export function createSettlement(d: SettlementDeps) {
       if (!(err instanceof ChainUnavailableError)) throw err;
       return chainUnavailable(bound.scheme.chain);
     }
-    if (!known.ok) return refuse(known.reason, known.message);
+    if (!known.ok) return refuseV2(known.reason, known.message);
     const ref = v2Ref(bound, known, input.projectId);
     return admitPayment(ref, input, async () => {
       if (d.now() > bound.claims.expiresAtMs + d.skewMs) {
-        return refuse('requirement_expired', 'the payment requirement has expired');
+        return refuseV2('requirement_expired', 'the payment requirement has expired');
       }
       let full: Awaited<ReturnType<typeof bound.scheme.check>>;
       try {
@@ -411,39 +451,29 @@ export function createSettlement(d: SettlementDeps) {
         const now = await lookUp(ref);
         if (isAdmission(now)) return now;
         if (now && now.nonce === ref.claims.nonce && now.requestHash === ref.claims.requestHash) {
-          return now.state === 'delivered' ? replayOf(now, ref) : inProgress();
+          return now.state === 'delivered' ? replayOf(now, ref, input.log) : inProgress();
         }
         d.metrics.payments.inc({ chain: bound.scheme.chain, outcome: 'rejected' });
-        return refuse(full.reason, full.message);
+        return refuseV2(full.reason, full.message);
       }
       d.metrics.payments.inc({ chain: bound.scheme.chain, outcome: 'verified' });
+      d.metrics.paymentsAccepted.inc({ chain: bound.scheme.chain, format: 'v2' });
       ref.useChecked?.(full);
       return null;
     });
   }
 
   return {
-    /** Where settlement failures are reported (the app's logger, once it exists). */
-    useLogger(log: Log): void {
-      d.log = log;
-    },
-
     /** Decides what a paid-route request gets (see the file comment for the order). */
     async admit(input: AdmitInput): Promise<Admission> {
       if (input.v2Header !== undefined && input.v2Header !== '') {
         if (input.header !== undefined && input.header !== '') {
-          return {
-            kind: 'error',
-            code: 'invalid_payment_header',
-            message: 'send either X-PAYMENT or PAYMENT-SIGNATURE, not both',
-          };
+          return malformed(input, 'v2', 'send either X-PAYMENT or PAYMENT-SIGNATURE, not both');
         }
         const seen = d.checks.inspectV2(input.v2Header, input.facts, input.subject);
         if (seen.kind === 'bound') return admitV2(seen.bound, input);
-        if (seen.kind === 'malformed') {
-          return { kind: 'error', code: 'invalid_payment_header', message: seen.message };
-        }
-        return challenge(input, seen.reason, seen.message);
+        if (seen.kind === 'malformed') return malformed(input, 'v2', seen.message);
+        return refuse(input, 'v2', seen.reason, seen.message);
       }
       const seen = d.checks.inspect(input.header, input.facts, input.subject);
       if (seen.kind === 'bound') return admitV1(seen.bound, input);
@@ -454,9 +484,9 @@ export function createSettlement(d: SettlementDeps) {
         case 'none':
           return challenge(input);
         case 'malformed':
-          return { kind: 'error', code: 'invalid_payment_header', message: seen.message };
+          return malformed(input, 'v1', seen.message);
         case 'refused':
-          return challenge(input, seen.reason, seen.message);
+          return refuse(input, 'v1', seen.reason, seen.message);
       }
     },
 

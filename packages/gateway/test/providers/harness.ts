@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { assembleDeps, buildApp } from '../../src/app.ts';
 import { type Config, type EnvInput, loadConfig, withConfig } from '../../src/config.ts';
 import type { Deps } from '../../src/deps.ts';
+import { createLogger } from '../../src/logger.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { Store } from '../../src/store/store.ts';
 
@@ -89,12 +90,12 @@ export async function startProviderApp(
   });
   const store = await openStore(config.databaseUrl);
   let offset = 0;
-  const deps = assembleDeps(config, store, {}, { now: () => Date.now() + offset });
   const logs: string[] = [];
-  const app = await buildApp(
-    deps,
-    opts.captureLogs ? { logStream: { write: (line) => void logs.push(line) } } : { logger: false },
-  );
+  const log = opts.captureLogs
+    ? createLogger(config.logLevel, { write: (line) => void logs.push(line) })
+    : createLogger('silent');
+  const deps = assembleDeps(config, store, {}, { now: () => Date.now() + offset, log });
+  const app = await buildApp(deps);
   let baseUrl = '';
   if (opts.listen) {
     await app.listen({ port: 0, host: '127.0.0.1' });

@@ -15,6 +15,7 @@ import { SOLANA_MAINNET_GENESIS_HASH } from '../../src/chains/solana/index.ts';
 import { SUI_MAINNET_CHAIN_ID } from '../../src/chains/sui/index.ts';
 import { type Config, type EnvInput, loadConfig, withConfig } from '../../src/config.ts';
 import type { Deps } from '../../src/deps.ts';
+import { createLogger } from '../../src/logger.ts';
 import { publishProject } from '../../src/marketplace/publish.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { Endpoint, Project, Store } from '../../src/store/store.ts';
@@ -116,15 +117,15 @@ export async function startHarness(
   const store = await openStore(config.databaseUrl, opts.storeSchema ? { schema: opts.storeSchema } : {});
   let clockOffsetMs = 0;
   const v2 = await createV2Schemes(config);
+  const logLines = opts.logLines;
   const deps = assembleDeps(config, store, await createVerifiers(config), {
     now: () => Date.now() + clockOffsetMs,
     v2Schemes: v2.schemes,
+    log: logLines
+      ? createLogger(config.logLevel, { write: (line) => void logLines.push(line) })
+      : createLogger('silent'),
   });
-  const logLines = opts.logLines;
-  const app = await buildApp(
-    deps,
-    logLines ? { logStream: { write: (line) => void logLines.push(line) } } : { logger: false },
-  );
+  const app = await buildApp(deps);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
