@@ -1,8 +1,12 @@
 /** Liveness, readiness (database and chain nodes, cached: health/readiness.ts) and metrics. */
 import type { FastifyInstance } from 'fastify';
+import { safeEqual } from '../auth/tokens.ts';
 import type { Deps } from '../deps.ts';
+import { sendError } from '../errors.ts';
 import { chainChecks } from '../health/chain-probes.ts';
 import { createReadiness, type Readiness } from '../health/readiness.ts';
+
+const BEARER = /^Bearer +([\x21-\x7e]{1,512})\s*$/i;
 
 export function healthRoutes(app: FastifyInstance, deps: Deps): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
@@ -35,8 +39,20 @@ export function healthRoutes(app: FastifyInstance, deps: Deps): void {
     };
   });
 
-  app.get('/metrics', async (_request, reply) => {
-    reply.header('content-type', deps.metrics.registry.contentType);
+  // The operator's only: labels name projects and endpoints (docs/operations.md).
+  app.get('/metrics', async (request, reply) => {
+    const admin = deps.config.adminToken;
+    const token = BEARER.exec(request.headers.authorization ?? '')?.[1];
+    if (!admin || token === undefined || !safeEqual(token, admin)) {
+      return sendError(
+        reply,
+        'unauthorized',
+        'the metrics need the operator token: Authorization: Bearer <TOLLGATE_ADMIN_TOKEN>',
+        { reason: request.headers.authorization ? 'invalid_token' : 'missing_token' },
+        { 'www-authenticate': 'Bearer' },
+      );
+    }
+    reply.header('content-type', deps.metrics.registry.contentType).header('cache-control', 'no-store');
     return deps.metrics.registry.metrics();
   });
 }

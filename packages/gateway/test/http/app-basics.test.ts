@@ -4,6 +4,7 @@ import { assembleDeps, buildApp, pruneStore } from '../../src/app.ts';
 import { type EnvInput, loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/open-store.ts';
 
+const ADMIN_TOKEN = 'operator-token-0123456789abcdef';
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of closers.splice(0)) await c();
@@ -33,12 +34,14 @@ describe('gateway basics', () => {
     expect(ready.json()).toEqual({ status: 'ready', checks: { database: 'ok' } });
   });
 
-  it('serves Prometheus metrics', async () => {
-    const a = await app();
+  it('serves Prometheus metrics to the operator only', async () => {
+    const a = await app({ TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN });
     await a.inject('/healthz');
-    const res = await a.inject('/metrics');
+    const res = await a.inject({ url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/text\/plain/);
     expect(res.body).toContain('tollgate_http_requests_total');
+    expect((await a.inject('/metrics')).statusCode).toBe(401);
   });
 
   it('renders unknown routes in the one error shape with a request id', async () => {
