@@ -124,4 +124,4 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
 export function reasonLabel(reason: string): string {
   return REASON.test(reason) ? reason : 'other';
 }
-const REASON = /^[a-z][a-z0-9_]{0,47}$/;
+const REASON = /^[a-z][a-z0-9_]{0,95}$/;

@@ -65,6 +65,9 @@ function newAccessLog(): AccessLog {
   };
 }
 
+/** Every field a line may carry, in order (docs/operations.md documents each). */
+export const ACCESS_LOG_FIELDS: readonly string[] = Object.freeze(Object.keys(newAccessLog()));
+
 /** The request's access-log fields, made on first use. */
 export function accessLogFor(request: FastifyRequest): AccessLog {
   let log = request.accessLog;
@@ -91,7 +94,7 @@ export function routeFamily(pattern: string | undefined): string {
   return family;
 }
 
-const SNAKE = /^[a-z][a-z0-9_]{0,63}$/;
+const SNAKE = /^[a-z][a-z0-9_]{0,95}$/;
 
 type Access = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
 
