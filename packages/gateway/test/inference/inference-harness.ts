@@ -69,7 +69,7 @@ export interface InferenceHarness extends Harness {
 }
 
 export async function startInferenceHarness(
-  opts: { chains?: Chains; env?: Record<string, string> } = {},
+  opts: { chains?: Chains; env?: Record<string, string>; logLines?: string[] } = {},
 ): Promise<InferenceHarness> {
   const fake = await startFakeOpenAi();
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-models-'));
@@ -78,6 +78,7 @@ export async function startInferenceHarness(
   const h = await startHarness({
     ...(opts.chains ? { chains: opts.chains } : {}),
     env: { ...opts.env, TOLLGATE_MODELS_FILE: file },
+    ...(opts.logLines ? { logLines: opts.logLines } : {}),
   });
   return {
     ...h,
