@@ -188,7 +188,8 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (err instanceof ApiError) return sendError(reply, err.code, err.message, err.extra, err.headers);
     const { code, message, extra } = classify(err);
     if (code === 'internal_error') request.log.error({ err }, 'unhandled error');
-    else request.log.info({ code, reason: err.message }, 'request rejected');
+    // Only the codes: a parser's message can quote the request body, which is the caller's, not the log's.
+    else request.log.info({ code, fastifyCode: err.code }, 'request rejected');
     return sendError(reply, code, message, extra);
   });
   app.setNotFoundHandler((request, reply) =>
