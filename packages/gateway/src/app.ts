@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { SOLANA_MAINNET_CAIP2, suiCaip2, USDC_SUI_COIN_TYPE } from '@tollgate/protocol';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { ChainId, ChainVerifier } from './chains/chain.ts';
 import type { SolanaSponsor } from './chains/solana/sponsor.ts';
 import { watchSponsor } from './chains/solana/sponsor-watch.ts';
@@ -13,20 +12,8 @@ import type { Config } from './config.ts';
 import { keyRing } from './crypto/keys.ts';
 import { createSecretBox } from './crypto/secret-box.ts';
 import type { Deps } from './deps.ts';
-import { installErrorHandling } from './errors.ts';
 import { createHealthMonitor, type ProbeTarget } from './health/endpoint-health.ts';
-import { installAccessLog } from './http/access-log.ts';
-import { authRoutes } from './http/auth.ts';
-import { conversationRoutes } from './http/conversations.ts';
-import { corsAndNosniff } from './http/cors.ts';
-import { directoryRoutes } from './http/directory.ts';
-import { discoveryRoutes } from './http/discovery.ts';
-import { healthRoutes } from './http/health.ts';
-import { inferenceRoutes } from './http/inference.ts';
-import { marketplaceRoutes } from './http/marketplace.ts';
-import { providerRoutes } from './http/provider.ts';
-import { rateLimit } from './http/rate-limit.ts';
-import { sandboxRoutes } from './http/sandbox.ts';
+import { buildApp, type HttpApp } from './http/server.ts';
 import { createInferenceRuntime } from './inference/runtime.ts';
 import { timedInference } from './inference/timed.ts';
 import { createLogger } from './logger.ts';
@@ -40,64 +27,14 @@ import { createSettlement } from './payments/settle.ts';
 import type { V2PayTo, V2Schemes } from './payments/v2-offer.ts';
 import { createForwarder } from './proxy/forward.ts';
 import type { SandboxChains } from './sandbox-mode.ts';
-import { serverTimeoutOptions } from './server-options.ts';
 import { askingChain, openingDatabase } from './startup/problems.ts';
 import { openStore } from './store/open-store.ts';
 import type { Store } from './store/store.ts';
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-
-/**
- * The app over `deps`. It logs through `deps.log`, the one logger (assembleDeps makes
- * it); `logger: false` silences the app's own lines (a silent child of that logger).
- */
-export async function buildApp(
-  deps: Deps,
-  opts: { logger?: boolean; sandbox?: SandboxChains } = {},
-): Promise<FastifyInstance> {
-  const app = Fastify({
-    loggerInstance: (opts.logger === false
-      ? deps.log.child({}, { level: 'silent' })
-      : deps.log) as FastifyBaseLogger,
-    bodyLimit: deps.config.maxBodyBytes,
-    requestIdHeader: false,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
-    },
-    trustProxy: false,
-    return503OnClosing: true,
-    // One access line per request (http/access-log.ts) instead of Fastify's two.
-    logController: new LogController({ disableRequestLogging: true }),
-    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 512 },
-    // Slow clients: deadlines for headers and request bodies; never for responses.
-    ...serverTimeoutOptions(deps.config),
-  });
-  // Before the not-found handler is set, so that 404s get the access log's hooks too.
-  installAccessLog(app, deps.metrics);
-  installErrorHandling(app);
-
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-  });
-
-  // Before rate limiting: preflights are answered first, and a 429 carries CORS headers too.
-  corsAndNosniff(app, deps.config);
-  rateLimit(app, deps);
-  healthRoutes(app, deps);
-  marketplaceRoutes(app, deps);
-  authRoutes(app, deps);
-  providerRoutes(app, deps);
-  directoryRoutes(app, deps);
-  discoveryRoutes(app, deps);
-  inferenceRoutes(app, deps);
-  conversationRoutes(app, deps);
-  if (opts.sandbox) sandboxRoutes(app, deps, opts.sandbox);
-  return app;
-}
+export { buildApp } from './http/server.ts';
 
 export interface Gateway {
-  app: FastifyInstance;
+  app: HttpApp;
   deps: Deps;
   /** Starts the background jobs (active health checks, pruning); call once the catalogue is ready. */
   start(): void;

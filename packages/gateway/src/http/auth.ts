@@ -1,13 +1,13 @@
 /** Wallet sign-in routes (DESIGN §4.8): challenge, verify, logout, and who-am-I. */
 import type { FastifyInstance } from 'fastify';
 import { normalizeAddress } from '../auth/addresses.ts';
-import { authenticate, bearerToken } from '../auth/authenticate.ts';
 import { completeSignIn, issueChallenge } from '../auth/sign-in.ts';
 import { hashToken } from '../auth/tokens.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError } from '../errors.ts';
-import { objectSchema, useStrictValidation } from '../providers/strict-schema.ts';
 import type { Chain } from '../store/store.ts';
+import { authenticate, bearerToken } from './authenticate.ts';
+import { objectSchema, useStrictValidation } from './providers/strict-schema.ts';
 
 const chain = { type: 'string', enum: ['sui', 'solana'] };
 const address = { type: 'string', minLength: 1, maxLength: 128 };

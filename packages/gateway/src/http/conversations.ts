@@ -4,11 +4,9 @@
  * cannot be probed. The paid turn reads its body as raw bytes like the other paid routes.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticate } from '../auth/authenticate.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError } from '../errors.ts';
 import { parseJsonBody, validate } from '../inference/chat-request.ts';
-import { conversationTurn } from '../inference/conversation-turn.ts';
 import {
   addItemsSchema,
   conversationView,
@@ -19,8 +17,10 @@ import {
   turnSchema,
   updateConversationSchema,
 } from '../inference/conversations.ts';
-import { modelFor, rawBody } from '../inference/paid-call.ts';
 import type { Conversation, Owner } from '../store/store.ts';
+import { authenticate } from './authenticate.ts';
+import { conversationTurn } from './inference/conversation-turn.ts';
+import { modelFor, rawBody } from './inference/paid-call.ts';
 
 const DEFAULT_PAGE = 20;
 const MAX_PAGE = 100;

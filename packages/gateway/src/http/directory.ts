@@ -10,7 +10,7 @@ import {
   loadListing,
 } from '../providers/directory.ts';
 import { CATEGORY_PATTERN, invalid, isSlug } from '../providers/rules.ts';
-import { useStrictValidation } from '../providers/strict-schema.ts';
+import { useStrictValidation } from './providers/strict-schema.ts';
 
 export const DIRECTORY_DEFAULT_LIMIT = 20;
 export const DIRECTORY_MAX_LIMIT = 100;

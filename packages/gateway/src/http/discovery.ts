@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { createDiscovery, type DiscoveryFilter, wellKnownManifest } from '../marketplace/discovery.ts';
 import { invalid } from '../providers/rules.ts';
-import { useStrictValidation } from '../providers/strict-schema.ts';
+import { useStrictValidation } from './providers/strict-schema.ts';
 
 export const DISCOVERY_DEFAULT_LIMIT = 20;
 export const DISCOVERY_MAX_LIMIT = 100;

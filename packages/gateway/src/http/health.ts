@@ -2,9 +2,9 @@
 import type { FastifyInstance } from 'fastify';
 import { safeEqual } from '../auth/tokens.ts';
 import type { Deps } from '../deps.ts';
-import { sendError } from '../errors.ts';
 import { chainChecks } from '../health/chain-probes.ts';
 import { createReadiness, type Readiness } from '../health/readiness.ts';
+import { sendError } from './error-handling.ts';
 
 const BEARER = /^Bearer +([\x21-\x7e]{1,512})\s*$/i;
 

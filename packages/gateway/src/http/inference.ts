@@ -5,14 +5,14 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
-import { sendError } from '../errors.ts';
 import { capForBudget, countChatPrompt, planChat, upstreamChatBody } from '../inference/chat-plan.ts';
 import { parseChatRequest, parseJsonBody, validate } from '../inference/chat-request.ts';
-import { sendPaidJson, sendUpstreamFailure, sendUpstreamProblem } from '../inference/deliver.ts';
 import { embeddingsRequestSchema, planEmbeddings } from '../inference/embeddings-request.ts';
-import { abortOnClientClose, charge, modelFor, rawBody, runChat } from '../inference/paid-call.ts';
 import { failed, type Json } from '../inference/upstreams/upstream.ts';
 import { modelsList, pricingTable } from '../inference/views.ts';
+import { sendError } from './error-handling.ts';
+import { sendPaidJson, sendUpstreamFailure, sendUpstreamProblem } from './inference/deliver.ts';
+import { abortOnClientClose, charge, modelFor, rawBody, runChat } from './inference/paid-call.ts';
 
 export function inferenceRoutes(app: FastifyInstance, deps: Deps): void {
   app.get('/v1/models', async () => modelsList(deps.inference.catalogue));

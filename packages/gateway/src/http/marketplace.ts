@@ -7,20 +7,20 @@
 import { EMPTY_BODY_SHA256, sha256Hex } from '@tollgate/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
-import { sendError } from '../errors.ts';
 import { endpointKey } from '../marketplace/catalog.ts';
-import { flattenHeaders, streamAndSettle } from '../marketplace/deliver.ts';
 import { splitMarketplaceTarget } from '../marketplace/paths.ts';
 import { marketplaceQuote } from '../marketplace/quote.ts';
 import { bazaarExtensions } from '../payments/bazaar.ts';
 import type { Quote } from '../payments/requirement.ts';
-import { answerAdmission, sendRetryable } from '../payments/respond.ts';
 import { isDeliverable, type PaidRequest, type Refusal, type RetryTerms } from '../payments/settle.ts';
 import { readCapped } from '../proxy/forward.ts';
 import type { OriginAuth } from '../proxy/forward-headers.ts';
 import { CLIENT_ABORTED_CODE } from '../proxy/upstream-error.ts';
 import type { Api, Endpoint } from '../store/store.ts';
 import { accessLogFor } from './access-log.ts';
+import { sendError } from './error-handling.ts';
+import { flattenHeaders, streamAndSettle } from './marketplace-deliver.ts';
+import { answerAdmission, sendRetryable } from './respond.ts';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 

@@ -5,12 +5,12 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
-import { apiRoutes } from '../providers/api-routes.ts';
-import { endpointRoutes } from '../providers/endpoint-routes.ts';
-import { requireAuthentication } from '../providers/principal.ts';
-import { projectRoutes } from '../providers/project-routes.ts';
-import { railRoutes } from '../providers/rail-routes.ts';
-import { useStrictValidation } from '../providers/strict-schema.ts';
+import { apiRoutes } from './providers/api-routes.ts';
+import { endpointRoutes } from './providers/endpoint-routes.ts';
+import { requireAuthentication } from './providers/principal.ts';
+import { projectRoutes } from './providers/project-routes.ts';
+import { railRoutes } from './providers/rail-routes.ts';
+import { useStrictValidation } from './providers/strict-schema.ts';
 
 export function providerRoutes(app: FastifyInstance, deps: Deps): void {
   app.register(async (scope) => {

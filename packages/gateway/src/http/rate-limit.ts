@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
-import { sendError } from '../errors.ts';
+import { sendError } from './error-handling.ts';
 
 const MAX_TRACKED = 100_000;
 

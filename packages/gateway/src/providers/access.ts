@@ -3,9 +3,10 @@
  * else's project answers 404 exactly like a missing one, so slugs of other
  * owners' projects cannot be probed. The operator sees everything.
  */
-import type { Principal } from '../auth/authenticate.ts';
+
 import type { Deps } from '../deps.ts';
 import { ApiError } from '../errors.ts';
+import type { Principal } from '../http/authenticate.ts';
 import type { Owner, Project } from '../store/store.ts';
 import { isSlug } from './rules.ts';
 

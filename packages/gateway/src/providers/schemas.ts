@@ -1,6 +1,7 @@
 /** JSON schemas of the provider API bodies (strict: unknown fields and wrong types are 400). */
+
+import { objectSchema } from '../http/providers/strict-schema.ts';
 import { CATEGORY_PATTERN, ENDPOINT_METHODS, MAX_PATH_LENGTH, SLUG_PATTERN } from './rules.ts';
-import { objectSchema } from './strict-schema.ts';
 
 const str = (minLength: number, maxLength: number) => ({ type: 'string', minLength, maxLength });
 const chain = { type: 'string', enum: ['sui', 'solana'] };

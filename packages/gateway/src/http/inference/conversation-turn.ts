@@ -8,18 +8,18 @@
  * `[DONE]` carries `conversation_id` and the stored `items`.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Deps } from '../deps.ts';
-import { sendError } from '../errors.ts';
-import { sendSettlementFailed } from '../payments/respond.ts';
-import type { PaidRequest } from '../payments/settle.ts';
-import { type Conversation, type ConversationItem, UniqueViolationError } from '../store/store.ts';
-import { capForBudget, countChatPrompt, planChat, upstreamChatBody } from './chat-plan.ts';
-import type { ChatMessage, ChatRequest } from './chat-request.ts';
-import { allItems, itemView, type TurnRequest } from './conversations.ts';
+import type { Deps } from '../../deps.ts';
+import { capForBudget, countChatPrompt, planChat, upstreamChatBody } from '../../inference/chat-plan.ts';
+import type { ChatMessage, ChatRequest } from '../../inference/chat-request.ts';
+import { allItems, itemView, type TurnRequest } from '../../inference/conversations.ts';
+import { sseEvent } from '../../inference/upstreams/sse.ts';
+import { failed, type Json } from '../../inference/upstreams/upstream.ts';
+import type { PaidRequest } from '../../payments/settle.ts';
+import { type Conversation, type ConversationItem, UniqueViolationError } from '../../store/store.ts';
+import { sendError } from '../error-handling.ts';
+import { sendSettlementFailed } from '../respond.ts';
 import { sendPaidJson, sendUpstreamFailure, sendUpstreamProblem, streamChat } from './deliver.ts';
 import { abortOnClientClose, charge, choiceTexts, countedUsage, modelFor } from './paid-call.ts';
-import { sseEvent } from './upstreams/sse.ts';
-import { failed, type Json } from './upstreams/upstream.ts';
 
 function turnResponse(conv: Conversation, model: string, items: ConversationItem[], completion: Json | null) {
   const reply = items.find((i) => i.role === 'assistant');

@@ -4,15 +4,15 @@
  * come from the operator's config.
  */
 import type { FastifyInstance } from 'fastify';
-import { normalizeAddress } from '../auth/addresses.ts';
-import type { Deps } from '../deps.ts';
-import { ApiError } from '../errors.ts';
-import type { Chain } from '../store/store.ts';
-import { loadProject } from './access.ts';
+import { normalizeAddress } from '../../auth/addresses.ts';
+import type { Deps } from '../../deps.ts';
+import { ApiError } from '../../errors.ts';
+import { loadProject } from '../../providers/access.ts';
+import { invalid } from '../../providers/rules.ts';
+import { railParams, railPutBody } from '../../providers/schemas.ts';
+import { platformRecipient, railView } from '../../providers/views.ts';
+import type { Chain } from '../../store/store.ts';
 import { principalOf } from './principal.ts';
-import { invalid } from './rules.ts';
-import { railParams, railPutBody } from './schemas.ts';
-import { platformRecipient, railView } from './views.ts';
 
 type Params = { slug: string; chain: Chain };
 

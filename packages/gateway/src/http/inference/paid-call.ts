@@ -4,18 +4,18 @@
  */
 import { EMPTY_BODY_SHA256, sha256Hex } from '@tollgate/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Deps } from '../deps.ts';
-import { ApiError } from '../errors.ts';
-import { accessLogFor } from '../http/access-log.ts';
-import { bazaarExtensions } from '../payments/bazaar.ts';
-import type { Quote } from '../payments/requirement.ts';
-import { answerAdmission } from '../payments/respond.ts';
-import type { Admission, PaidRequest } from '../payments/settle.ts';
-import type { ModelEntry } from './catalogue.ts';
+import type { Deps } from '../../deps.ts';
+import { ApiError } from '../../errors.ts';
+import type { ModelEntry } from '../../inference/catalogue.ts';
+import { type InferenceQuoteInput, inferenceQuote } from '../../inference/quote.ts';
+import type { Tokenizer } from '../../inference/tokenizer.ts';
+import { type ChatUpstream, failed, type Json } from '../../inference/upstreams/upstream.ts';
+import { bazaarExtensions } from '../../payments/bazaar.ts';
+import type { Quote } from '../../payments/requirement.ts';
+import type { Admission, PaidRequest } from '../../payments/settle.ts';
+import { accessLogFor } from '../access-log.ts';
+import { answerAdmission } from '../respond.ts';
 import { sendPaidJson, sendUpstreamFailure, sendUpstreamProblem, streamChat } from './deliver.ts';
-import { type InferenceQuoteInput, inferenceQuote } from './quote.ts';
-import type { Tokenizer } from './tokenizer.ts';
-import { type ChatUpstream, failed, type Json } from './upstreams/upstream.ts';
 
 /** The body as received (the route scope parses every content type as raw bytes). */
 export function rawBody(request: FastifyRequest): Buffer | null {

@@ -3,20 +3,20 @@
  * in the exact form matched against `/p/:slug/*`; (method, path) is unique per project.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../deps.ts';
-import { ApiError } from '../errors.ts';
-import { type EndpointPatch, type Project, UniqueViolationError } from '../store/store.ts';
-import { loadProject } from './access.ts';
-import { principalOf } from './principal.ts';
+import type { Deps } from '../../deps.ts';
+import { ApiError } from '../../errors.ts';
+import { loadProject } from '../../providers/access.ts';
 import {
   checkJsonSchemaField,
   type EndpointMethod,
   invalid,
   normalizeEndpointPath,
   parsePrice,
-} from './rules.ts';
-import { endpointCreateBody, endpointPatchBody } from './schemas.ts';
-import { endpointView } from './views.ts';
+} from '../../providers/rules.ts';
+import { endpointCreateBody, endpointPatchBody } from '../../providers/schemas.ts';
+import { endpointView } from '../../providers/views.ts';
+import { type EndpointPatch, type Project, UniqueViolationError } from '../../store/store.ts';
+import { principalOf } from './principal.ts';
 
 interface EndpointFields {
   apiId: string;

@@ -1,14 +1,14 @@
 /** `/v1/projects/:slug/apis[/:apiId]`: the provider's origins and how the gateway authenticates to them. */
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../deps.ts';
-import { ApiError } from '../errors.ts';
-import type { ApiPatch } from '../store/store.ts';
-import { loadProject } from './access.ts';
-import { checkedBaseUrl } from './origin.ts';
-import { type OriginAuthInput, sealOriginAuth } from './origin-auth.ts';
+import type { Deps } from '../../deps.ts';
+import { ApiError } from '../../errors.ts';
+import { loadProject } from '../../providers/access.ts';
+import { checkedBaseUrl } from '../../providers/origin.ts';
+import { type OriginAuthInput, sealOriginAuth } from '../../providers/origin-auth.ts';
+import { apiCreateBody, apiPatchBody } from '../../providers/schemas.ts';
+import { apiView } from '../../providers/views.ts';
+import type { ApiPatch } from '../../store/store.ts';
 import { principalOf } from './principal.ts';
-import { apiCreateBody, apiPatchBody } from './schemas.ts';
-import { apiView } from './views.ts';
 
 type Params = { slug: string };
 type ItemParams = { slug: string; apiId: string };

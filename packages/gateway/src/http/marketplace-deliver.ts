@@ -8,11 +8,11 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../errors.ts';
-import { NOT_RETAINED, sendRetryable, sendSettlementFailed } from '../payments/respond.ts';
 import type { PaidRequest, RetryTerms } from '../payments/settle.ts';
 import { readCapped } from '../proxy/forward.ts';
 import { classifyUpstreamError } from '../proxy/upstream-error.ts';
 import type { StoredResponse } from '../store/store.ts';
+import { NOT_RETAINED, sendRetryable, sendSettlementFailed } from './respond.ts';
 
 export function flattenHeaders(headers: Record<string, string | string[]>): Record<string, string> {
   const out: Record<string, string> = {};

@@ -6,12 +6,17 @@
  * whole gives the payment back (paid.fail), so the same X-PAYMENT can be sent again.
  */
 import type { FastifyReply } from 'fastify';
-import { sendError } from '../errors.ts';
-import { NOT_RETAINED, sendRetryable, sendSettlementFailed } from '../payments/respond.ts';
-import type { PaidRequest } from '../payments/settle.ts';
-import type { StoredResponse } from '../store/store.ts';
-import { sseEvent } from './upstreams/sse.ts';
-import { type Json, UpstreamCut, type UpstreamFailure, type UpstreamRejected } from './upstreams/upstream.ts';
+import { sseEvent } from '../../inference/upstreams/sse.ts';
+import {
+  type Json,
+  UpstreamCut,
+  type UpstreamFailure,
+  type UpstreamRejected,
+} from '../../inference/upstreams/upstream.ts';
+import type { PaidRequest } from '../../payments/settle.ts';
+import type { StoredResponse } from '../../store/store.ts';
+import { sendError } from '../error-handling.ts';
+import { NOT_RETAINED, sendRetryable, sendSettlementFailed } from '../respond.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

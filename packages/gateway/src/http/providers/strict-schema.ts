@@ -10,7 +10,7 @@
  */
 import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
-import { invalid } from './rules.ts';
+import { invalid } from '../../providers/rules.ts';
 
 const strict = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: false });
 const query = new Ajv({ coerceTypes: true, useDefaults: true, removeAdditional: false, allErrors: false });

@@ -4,8 +4,8 @@
  * body validation) and read by the handlers.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { authenticate, type Principal } from '../auth/authenticate.ts';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../../deps.ts';
+import { authenticate, type Principal } from '../authenticate.ts';
 
 const principals = new WeakMap<FastifyRequest, Principal>();
 

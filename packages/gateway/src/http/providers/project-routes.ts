@@ -1,15 +1,15 @@
 /** `/v1/projects` and `/v1/projects/:slug`: create, list, get, patch, delete. */
 import type { FastifyInstance } from 'fastify';
-import { normalizeAddress } from '../auth/addresses.ts';
-import type { Principal } from '../auth/authenticate.ts';
-import type { Deps } from '../deps.ts';
-import { ApiError } from '../errors.ts';
-import { type Chain, type Owner, type ProjectPatch, UniqueViolationError } from '../store/store.ts';
-import { loadProject, sameOwner } from './access.ts';
+import { normalizeAddress } from '../../auth/addresses.ts';
+import type { Deps } from '../../deps.ts';
+import { ApiError } from '../../errors.ts';
+import { loadProject, sameOwner } from '../../providers/access.ts';
+import { checkSlug, invalid } from '../../providers/rules.ts';
+import { projectCreateBody, projectPatchBody } from '../../providers/schemas.ts';
+import { projectView } from '../../providers/views.ts';
+import { type Chain, type Owner, type ProjectPatch, UniqueViolationError } from '../../store/store.ts';
+import type { Principal } from '../authenticate.ts';
 import { principalOf } from './principal.ts';
-import { checkSlug, invalid } from './rules.ts';
-import { projectCreateBody, projectPatchBody } from './schemas.ts';
-import { projectView } from './views.ts';
 
 interface ProjectCreate {
   slug: string;

@@ -4,10 +4,10 @@
  * because query strings end up in logs, proxies and browser history.
  */
 import type { FastifyRequest } from 'fastify';
+import { ACCESS_TOKEN_PATTERN, hashToken, safeEqual } from '../auth/tokens.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError } from '../errors.ts';
 import type { Owner } from '../store/store.ts';
-import { ACCESS_TOKEN_PATTERN, hashToken, safeEqual } from './tokens.ts';
 
 export type Principal = { kind: 'owner'; owner: Owner } | { kind: 'operator' };
 

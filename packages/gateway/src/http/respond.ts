@@ -4,8 +4,9 @@
  */
 import { encodePaymentRequired } from '@tollgate/protocol';
 import type { FastifyReply } from 'fastify';
-import { type ErrorCode, sendError } from '../errors.ts';
-import type { Admission, PaidRequest, RetryTerms } from './settle.ts';
+import type { ErrorCode } from '../errors.ts';
+import type { Admission, PaidRequest, RetryTerms } from '../payments/settle.ts';
+import { sendError } from './error-handling.ts';
 
 /** Marks a stored response whose body was too large to keep for replays. */
 export const NOT_RETAINED = 'x-tollgate-not-retained';
