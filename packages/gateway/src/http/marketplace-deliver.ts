@@ -136,6 +136,9 @@ async function streamThrough(
   // A client that left before the answer came gets nothing sent; the answer is still read and stored.
   let clientGone = raw.destroyed;
   const out = new PassThrough();
+  // An upstream failure is settled below (paid.fail); destroying `out` with it only cuts the
+  // client's copy. With no client (never piped), nobody else listens: never crash on it.
+  out.on('error', () => {});
 
   body.on('data', (chunk: Buffer) => {
     kept += chunk.length;
@@ -168,7 +171,10 @@ async function streamThrough(
       out.end();
     })();
   });
-  body.once('error', (err) => {
+  let broke = false;
+  body.on('error', (err) => {
+    if (broke) return;
+    broke = true;
     void (async () => {
       const terms = await paid.fail(classifyUpstreamError(err).detail);
       onSettled?.({ delivered: false, terms });

@@ -50,3 +50,31 @@ describe('a paid POST whose client left before a streamed answer', () => {
     expect(lines.filter((l) => l.includes('"level":50'))).toEqual([]);
   });
 });
+
+describe('a paid request whose client left and whose upstream then failed mid-body', () => {
+  it('keeps the gateway up and the payment retryable', async () => {
+    const url = `${h.baseUrl}/p/${h.project.slug}/orders/new`;
+    const init: RequestInit = {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"n":2}',
+    };
+    const wallet = await h.newPayer('sui');
+    const { requirement } = await challenge(url, init);
+    const { header } = await payFor(wallet, requirement);
+    h.upstream.mode = 'stall_body'; // part of a body, then nothing until the endpoint's 2 s deadline
+    try {
+      await fetch(url, { ...withPayment(init, header), signal: AbortSignal.timeout(3) }).catch(() => null);
+      await new Promise((r) => setTimeout(r, 2600));
+    } finally {
+      h.upstream.mode = 'ok';
+    }
+    expect((await fetch(`${h.baseUrl}/healthz`)).status).toBe(200);
+    let again = await fetch(url, withPayment(init, header));
+    for (let i = 0; i < 20 && (again.status === 409 || again.status === 429); i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      again = await fetch(url, withPayment(init, header));
+    }
+    expect(again.status).toBe(200);
+  });
+});
