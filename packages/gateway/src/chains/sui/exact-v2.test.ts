@@ -183,6 +183,16 @@ describe('createSuiExactV2 against a fake node', () => {
     expect(client.core.getChainIdentifier).toHaveBeenCalledTimes(1);
   });
 
+  it.each([
+    ['a truncated Ed25519 signature', new Uint8Array(66)],
+    ['an Ed25519 signature with a short public key', new Uint8Array(90)],
+    ['an unknown signature flag', Uint8Array.from([9, ...new Uint8Array(96)])],
+  ])('a malformed signature (%s) is a refusal, not a node outage', async (_name, raw) => {
+    const p = await signedPayload();
+    const r = await scheme(fakeClient()).check({ ...p, signature: toBase64(raw) }, expected);
+    expect(r).toMatchObject({ ok: false, reason: 'invalid_exact_sui_payload_signature' });
+  });
+
   it('simulate: false asks nothing', async () => {
     const client = fakeClient();
     ok(await scheme(client).check(await signedPayload(), expected, { simulate: false }));

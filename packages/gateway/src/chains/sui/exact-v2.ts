@@ -42,6 +42,7 @@
  */
 import { bcs } from '@mysten/sui/bcs';
 import { TransactionError } from '@mysten/sui/client';
+import { parseSerializedSignature } from '@mysten/sui/cryptography';
 import { GrpcStatusCode, RpcError, SuiGrpcClient } from '@mysten/sui/grpc';
 import { TransactionDataBuilder } from '@mysten/sui/transactions';
 import {
@@ -171,6 +172,27 @@ function base64(value: unknown): Uint8Array | null {
   if (typeof value !== 'string' || value.length === 0 || !BASE64.test(value)) return null;
   const bytes = fromBase64(value);
   return toBase64(bytes) === value ? bytes : null;
+}
+
+/**
+ * Whether a serialized signature has its scheme's shape: the key-pair schemes need a
+ * 64-byte signature (the verifier throws on any other length, which is the payer's
+ * fault, not the node's); a signature that does not parse at all is refused too.
+ */
+function signatureWellFormed(signature: string): boolean {
+  try {
+    const parsed = parseSerializedSignature(signature);
+    switch (parsed.signatureScheme) {
+      case 'ED25519':
+      case 'Secp256k1':
+      case 'Secp256r1':
+        return parsed.signature.length === 64;
+      default:
+        return true;
+    }
+  } catch {
+    return false;
+  }
 }
 
 /** Pure decoding of `payload`; no I/O. */
@@ -535,6 +557,12 @@ export function createSuiExactV2(opts: SuiExactV2Options): ExactV2Scheme & { rea
         );
       }
 
+      if (!signatureWellFormed(d.signature)) {
+        return refuse(
+          'invalid_exact_sui_payload_signature',
+          'the signature is not a well-formed Sui signature',
+        );
+      }
       let valid: boolean;
       try {
         valid = await isValidTransactionSignature(d.bytes, d.signature, {
