@@ -338,7 +338,8 @@ function matches(item: DiscoveryItem, f: DiscoveryFilter): boolean {
   if (f.network !== undefined && !item.accepts.some((a) => a.network === f.network)) return false;
   if (f.scheme !== undefined && !item.accepts.some((a) => a.scheme === f.scheme)) return false;
   if (f.payTo !== undefined && !item.accepts.some((a) => a.payTo === f.payTo)) return false;
-  if (f.extensions !== undefined && !(item.extensions && f.extensions in item.extensions)) return false;
+  if (f.extensions !== undefined && !(item.extensions && Object.hasOwn(item.extensions, f.extensions)))
+    return false;
   return true;
 }
 

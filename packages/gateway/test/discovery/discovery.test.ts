@@ -333,6 +333,9 @@ describe('with the v2 schemes configured', () => {
     expect(await count(`?payTo=${newSolanaKey().address}`)).toBe(0);
     expect(await count('?extensions=bazaar')).toBe(13);
     expect(await count('?extensions=sign-in-with-x')).toBe(0);
+    // A name on Object.prototype is no extension.
+    expect(await count('?extensions=constructor')).toBe(0);
+    expect(await count('?extensions=toString')).toBe(0);
     // Combined: AND; paging applies after filtering.
     const page = await list(`?category=geo&provider=${second.slug}&limit=3&offset=6`);
     expect(page.pagination).toEqual({ limit: 3, offset: 6, total: 7 });
