@@ -26,7 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, type SandboxProcess, startSandboxProcess } from './sandbox-process.ts';
+import { ROOT, type SandboxProcess, startSandboxProcess } from '../support/sandbox-process.ts';
 
 const run = promisify(execFile);
 const NPM_ENV = {

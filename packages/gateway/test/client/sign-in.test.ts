@@ -16,7 +16,7 @@ import {
 } from '@tollgate/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, type ProviderApp, startProviderApp } from '../providers/harness.ts';
-import { freePort } from './sandbox-process.ts';
+import { freePort } from '../support/sandbox-process.ts';
 
 let h: ProviderApp;
 beforeAll(async () => {

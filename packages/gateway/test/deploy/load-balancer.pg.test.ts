@@ -8,7 +8,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { solanaWallet } from '@tollgate/client';
@@ -20,6 +19,8 @@ import { publishProject } from '../../src/marketplace/publish.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { type Chains, startChains } from '../support/gateway-harness.ts';
+import { type GatewayProcess, startGatewayProcess } from '../support/gateway-process.ts';
+import { freePort } from '../support/sandbox-process.ts';
 import { startTestUpstream, type TestUpstream } from '../support/test-upstream.ts';
 import { challenge, payFor, withPayment } from '../support/x402.ts';
 import { nginxDirectives, ROOT, read } from './deploy-files.ts';
@@ -32,39 +33,6 @@ if (missing) console.info(`load-balancer.pg.test.ts: skipped, needs ${missing}`)
 const ENTRY = join(ROOT, 'packages/gateway/bin/tollgate-gateway.mjs');
 const PAGE = 'https://app.example.com';
 const ADMIN = `operator-${randomBytes(12).toString('hex')}`;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-function startGateway(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [ENTRY], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out}`)), 30_000);
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ url: m[1]!, child });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`gateway exited with ${code}:\n${out}`));
-    });
-  });
-}
 
 /** deploy/nginx.conf for this machine: replica addresses, listen port and paths rewritten. */
 function localNginxConf(dir: string, replicas: string[], port: number): string {
@@ -94,7 +62,7 @@ describe.skipIf(!!missing)(
     let chains: Chains;
     let upstream: TestUpstream;
     let store: Store;
-    let gateways: { url: string; child: ChildProcess }[] = [];
+    let gateways: GatewayProcess[] = [];
     let nginx: ChildProcess | undefined;
     let lb: string;
     let slug: string;
@@ -139,7 +107,10 @@ describe.skipIf(!!missing)(
         PORT: '0',
         LOG_LEVEL: 'info',
       };
-      gateways = await Promise.all([startGateway(env), startGateway(env)]);
+      gateways = await Promise.all([
+        startGatewayProcess(env, { entry: ENTRY, timeoutMs: 30_000 }),
+        startGatewayProcess(env, { entry: ENTRY, timeoutMs: 30_000 }),
+      ]);
 
       // nginx's workers may run as another user when started as root: let them in.
       chmodSync(dir, 0o755);

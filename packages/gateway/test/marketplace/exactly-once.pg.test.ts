@@ -3,9 +3,7 @@
  * database; 50 concurrent redemptions of one proof reach the upstream once, and
  * every other caller gets the replayed response or payment_in_progress.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { solanaWallet } from '@tollgate/client';
 import { parseAmount } from '@tollgate/protocol';
 import { newSolanaKey, newSuiKey } from '@tollgate/sandbox';
@@ -15,43 +13,18 @@ import { publishProject } from '../../src/marketplace/publish.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { type Chains, startChains } from '../support/gateway-harness.ts';
+import { type GatewayProcess, startGatewayProcess } from '../support/gateway-process.ts';
 import { startTestUpstream, type TestUpstream } from '../support/test-upstream.ts';
 import { challenge, payFor, withPayment } from '../support/x402.ts';
 
 const PG = process.env['DATABASE_URL_TEST'];
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-
-function startGateway(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out}`)), 20_000);
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ url: m[1]!, child });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`gateway exited with ${code}:\n${out}`));
-    });
-  });
-}
 
 describe.skipIf(!PG)('exactly-once redemption across gateway processes (PostgreSQL)', () => {
   const schema = `tg_e2e_${randomBytes(4).toString('hex')}`;
   let chains: Chains;
   let upstream: TestUpstream;
   let store: Store;
-  let gateways: { url: string; child: ChildProcess }[] = [];
+  let gateways: GatewayProcess[] = [];
   let slug: string;
   const payer = newSolanaKey();
 
@@ -88,7 +61,7 @@ describe.skipIf(!PG)('exactly-once redemption across gateway processes (PostgreS
       PORT: '0',
       LOG_LEVEL: 'info',
     };
-    gateways = await Promise.all([startGateway(env), startGateway(env)]);
+    gateways = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)]);
   }, 60_000);
 
   afterAll(async () => {

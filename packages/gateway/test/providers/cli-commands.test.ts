@@ -14,7 +14,7 @@ import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../../client/src/cli/commands/index.ts';
 import { runCli } from '../../../client/src/cli/run.ts';
-import { freePort, type SandboxProcess, startSandboxProcess } from '../client/sandbox-process.ts';
+import { freePort, type SandboxProcess, startSandboxProcess } from '../support/sandbox-process.ts';
 import { ADMIN_TOKEN, ORIGIN, type ProviderApp, startProviderApp } from './harness.ts';
 
 const CLI = resolve(import.meta.dirname, '../../../client/src/cli.ts');

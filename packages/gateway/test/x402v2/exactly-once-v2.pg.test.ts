@@ -7,9 +7,7 @@
  * Every answer is the paid 200 (the first, or a stored replay) or 409 payment_in_progress,
  * and the same header later replays.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { address, createKeyPairSignerFromBytes, createSolanaRpc, getBase58Decoder } from '@solana/kit';
 import {
   type AcceptOption,
@@ -28,48 +26,18 @@ import { publishProject } from '../../src/marketplace/publish.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import type { Store } from '../../src/store/store.ts';
 import { type Chains, startChains } from '../support/gateway-harness.ts';
+import { type GatewayProcess, startGatewayProcess } from '../support/gateway-process.ts';
 import { startTestUpstream, type TestUpstream } from '../support/test-upstream.ts';
 
 const PG = process.env['DATABASE_URL_TEST'];
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const CONCURRENT = 10;
-
-interface Gateway {
-  url: string;
-  child: ChildProcess;
-}
-
-function startGateway(env: Record<string, string>): Promise<Gateway> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out}`)), 20_000);
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ url: m[1]!, child });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`gateway exited with ${code}:\n${out}`));
-    });
-  });
-}
 
 describe.skipIf(!PG)('exactly-once x402 v2 payments across gateway processes (PostgreSQL)', () => {
   const schema = `tg_v2_${randomBytes(4).toString('hex')}`;
   let chains: Chains;
   let upstream: TestUpstream;
   let store: Store;
-  let gateways: Gateway[] = [];
+  let gateways: GatewayProcess[] = [];
   let slug: string;
   let rpc: ReturnType<typeof createSolanaRpc>;
   const platform = { solana: newSolanaKey().address, sui: newSuiKey().address };
@@ -114,7 +82,7 @@ describe.skipIf(!PG)('exactly-once x402 v2 payments across gateway processes (Po
       PORT: '0',
       LOG_LEVEL: 'info',
     };
-    gateways = await Promise.all([startGateway(env), startGateway(env)]);
+    gateways = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)]);
   }, 60_000);
 
   afterAll(async () => {
