@@ -62,6 +62,7 @@ describe('a paid request whose client left and whose upstream then failed mid-bo
     const wallet = await h.newPayer('sui');
     const { requirement } = await challenge(url, init);
     const { header } = await payFor(wallet, requirement);
+    const before = h.upstream.calls('/base/orders/new').length;
     h.upstream.mode = 'stall_body'; // part of a body, then nothing until the endpoint's 2 s deadline
     try {
       await fetch(url, { ...withPayment(init, header), signal: AbortSignal.timeout(3) }).catch(() => null);
@@ -69,6 +70,8 @@ describe('a paid request whose client left and whose upstream then failed mid-bo
     } finally {
       h.upstream.mode = 'ok';
     }
+    // The paid attempt did reach the upstream (else this would test nothing): its failure is what is retried.
+    expect(h.upstream.calls('/base/orders/new').length).toBe(before + 1);
     expect((await fetch(`${h.baseUrl}/healthz`)).status).toBe(200);
     let again = await fetch(url, withPayment(init, header));
     for (let i = 0; i < 20 && (again.status === 409 || again.status === 429); i++) {
