@@ -243,6 +243,44 @@ describe('settlement', () => {
 });
 
 describe('settlement of a v2 payment', () => {
+  it('answers a failing v2 check as a retryable chain outage, logged and counted, never a 500', async () => {
+    const s = settlement();
+    const b = bound();
+    const scheme = {
+      chain: 'solana' as const,
+      network: 'localnet',
+      caip2: 'solana:test',
+      extra: () => ({}),
+      settle: async () => ({ ok: true as const, txId: 'v2tx' }),
+      async check(): Promise<never> {
+        throw new TypeError('a bug in the scheme');
+      },
+    };
+    v2 = {
+      kind: 'bound',
+      bound: {
+        claims: { ...b.claims, expiresAtMs: now + 60_000, v2: true },
+        option: b.option,
+        entry: {
+          scheme: 'exact',
+          network: 'solana:test',
+          amount: '11000',
+          asset: 'mint',
+          payTo: 'Platform',
+          maxTimeoutSeconds: 60,
+          extra: { paymentRequirementId: 'token' },
+        },
+        scheme,
+        payload: {},
+      },
+    };
+    const admitted = await s.admit({ ...input, header: undefined, v2Header: 'sig' });
+    expect(admitted).toMatchObject({ kind: 'error', code: 'verification_unavailable' });
+    expect(logged).toContain('v2 payment check failed unexpectedly');
+    const m = await metrics.payments.get();
+    expect(m.values.find((v) => v.labels.outcome === 'unavailable')?.value).toBe(1);
+  });
+
   it('answers a concurrent duplicate whose simulation failed because the first one settled as in progress, not 402', async () => {
     const s = settlement();
     const b = bound();

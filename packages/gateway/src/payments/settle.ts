@@ -416,6 +416,8 @@ export function createSettlement(d: SettlementDeps) {
     };
   }
 
+  type CheckResult = Awaited<ReturnType<BoundV2['scheme']['check']>>;
+
   async function admitV2(bound: BoundV2, input: AdmitInput): Promise<Admission> {
     const expected: ExpectedTransfer = {
       payTo: bound.entry.payTo,
@@ -424,27 +426,30 @@ export function createSettlement(d: SettlementDeps) {
       memo: memoForNonce(bound.claims.nonce),
     };
     const refuseV2 = (reason: string, message: string) => refuse(input, 'v2', reason, message);
+    const { scheme } = bound;
+    /** The scheme's check; an unreachable chain (or a failing check) is a retryable outage, counted. */
+    const check = async (simulate: boolean): Promise<CheckResult | Admission> => {
+      try {
+        return await scheme.check(bound.payload, expected, simulate ? undefined : { simulate: false });
+      } catch (err) {
+        if (!(err instanceof ChainUnavailableError)) {
+          d.log.error({ err, chain: scheme.chain }, 'v2 payment check failed unexpectedly');
+        }
+        d.metrics.payments.inc({ chain: scheme.chain, outcome: 'unavailable' });
+        return chainUnavailable(scheme.chain);
+      }
+    };
     // Static checks only: they name the transaction, which may already be claimed or sent.
-    let known: Awaited<ReturnType<typeof bound.scheme.check>>;
-    try {
-      known = await bound.scheme.check(bound.payload, expected, { simulate: false });
-    } catch (err) {
-      if (!(err instanceof ChainUnavailableError)) throw err;
-      return chainUnavailable(bound.scheme.chain);
-    }
+    const known = await check(false);
+    if ('kind' in known) return known;
     if (!known.ok) return refuseV2(known.reason, known.message);
     const ref = v2Ref(bound, known, input.projectId);
     return admitPayment(ref, input, async () => {
       if (d.now() > bound.claims.expiresAtMs + d.skewMs) {
         return refuseV2('requirement_expired', 'the payment requirement has expired');
       }
-      let full: Awaited<ReturnType<typeof bound.scheme.check>>;
-      try {
-        full = await bound.scheme.check(bound.payload, expected);
-      } catch (err) {
-        if (!(err instanceof ChainUnavailableError)) throw err;
-        return chainUnavailable(bound.scheme.chain);
-      }
+      const full = await check(true);
+      if ('kind' in full) return full;
       if (!full.ok) {
         // A concurrent send of this same payment may have claimed and settled it while this
         // one simulated (its simulation then fails): answer as for a known payment.
@@ -453,11 +458,11 @@ export function createSettlement(d: SettlementDeps) {
         if (now && now.nonce === ref.claims.nonce && now.requestHash === ref.claims.requestHash) {
           return now.state === 'delivered' ? replayOf(now, ref, input.log) : inProgress();
         }
-        d.metrics.payments.inc({ chain: bound.scheme.chain, outcome: 'rejected' });
+        d.metrics.payments.inc({ chain: scheme.chain, outcome: 'rejected' });
         return refuseV2(full.reason, full.message);
       }
-      d.metrics.payments.inc({ chain: bound.scheme.chain, outcome: 'verified' });
-      d.metrics.paymentsAccepted.inc({ chain: bound.scheme.chain, format: 'v2' });
+      d.metrics.payments.inc({ chain: scheme.chain, outcome: 'verified' });
+      d.metrics.paymentsAccepted.inc({ chain: scheme.chain, format: 'v2' });
       ref.useChecked?.(full);
       return null;
     });
