@@ -7,6 +7,7 @@
 import { accessSync, closeSync, constants, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { dirname, resolve } from 'node:path';
+import { parseSolanaKeypair } from './crypto/solana-keypair.ts';
 
 const HOST_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
 
@@ -146,34 +147,8 @@ export function checkSolanaKey(given: string): string | null {
       return `a readable key file, but ${given} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`;
     }
   }
-  const t = text.trim();
-  let length = -1;
-  if (t.startsWith('[')) {
-    try {
-      const arr = JSON.parse(t) as unknown;
-      if (Array.isArray(arr) && arr.every((n) => Number.isInteger(n) && n >= 0 && n <= 255))
-        length = arr.length;
-    } catch {
-      // reported below
-    }
-  } else length = base58Length(t);
-  if (length === 64) return null;
+  if (parseSolanaKeypair(text) !== null) return null;
   return `a Solana keypair (a JSON array of 64 numbers as solana-keygen writes, or their base58), but ${source} is not one`;
-}
-
-const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-
-/** Decoded byte length of a base58 string, or -1 when it is not base58. */
-function base58Length(s: string): number {
-  if (s === '' || s.length > 128) return -1;
-  let n = 0n;
-  for (const ch of s) {
-    const d = BASE58.indexOf(ch);
-    if (d < 0) return -1;
-    n = n * 58n + BigInt(d);
-  }
-  const zeros = s.length - s.replace(/^1+/, '').length;
-  return zeros + (n === 0n ? 0 : Math.ceil(n.toString(16).length / 2));
 }
 
 /** A readable file (TOLLGATE_MODELS_FILE). */

@@ -14,8 +14,9 @@ import { Ed25519Keypair } from '@mysten/sui/keypairs/ed25519';
 import { Secp256k1Keypair } from '@mysten/sui/keypairs/secp256k1';
 import { Secp256r1Keypair } from '@mysten/sui/keypairs/secp256r1';
 import { fromBase64, normalizeSuiAddress } from '@mysten/sui/utils';
-import { createKeyPairSignerFromBytes, getBase58Decoder, getBase58Encoder } from '@solana/kit';
+import { createKeyPairSignerFromBytes, getBase58Decoder } from '@solana/kit';
 import type { Config } from '../config.ts';
+import { parseSolanaKeypair } from '../crypto/solana-keypair.ts';
 import type { Chain } from '../store/store.ts';
 
 /** A refusal to pay with the given key material; the message names the variable to fix. */
@@ -60,21 +61,8 @@ export function sandboxKeyPath(dataDir: string, chain: Chain): string {
 
 /** A Solana keypair from its text: a JSON array of 64 numbers (solana-keygen) or their base58. */
 export function parseSolana(text: string, what: string): Uint8Array {
-  const t = text.trim();
-  let bytes: Uint8Array | undefined;
-  if (t.startsWith('[')) {
-    try {
-      const arr = JSON.parse(t) as unknown;
-      if (Array.isArray(arr) && arr.every((n) => Number.isInteger(n) && n >= 0 && n <= 255)) {
-        bytes = Uint8Array.from(arr as number[]);
-      }
-    } catch {
-      // reported below
-    }
-  } else if (/^[1-9A-HJ-NP-Za-km-z]+$/.test(t)) {
-    bytes = Uint8Array.from(getBase58Encoder().encode(t));
-  }
-  if (bytes?.length !== 64) {
+  const bytes = parseSolanaKeypair(text);
+  if (!bytes) {
     throw new PlatformKeyError(
       `${what} is not a Solana keypair: expected a JSON array of 64 numbers (solana-keygen) or their base58`,
     );
