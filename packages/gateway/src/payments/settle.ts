@@ -162,8 +162,8 @@ export function createSettlement(d: SettlementDeps) {
     input: AdmitInput,
     reason?: GateRejectReason | RejectReason | string,
     message?: string,
+    q: Quote | Refusal = input.quote(),
   ): Admission => {
-    const q = input.quote();
     // A route that may not quote now answers its refusal: never a 402 for it.
     if (isRefusal(q)) return { kind: 'error', ...q };
     const { body, claims } = issueRequirement(d.tokens, q, input.facts, d.now(), d.requirementTtlSec);
@@ -487,7 +487,8 @@ export function createSettlement(d: SettlementDeps) {
       if (quoteTotal(q) === 0n) return { kind: 'free' };
       switch (seen.kind) {
         case 'none':
-          return challenge(input);
+          // The quote just made: a 402 (the most common unpaid answer) prices the route once.
+          return challenge(input, undefined, undefined, q);
         case 'malformed':
           return malformed(input, 'v1', seen.message);
         case 'refused':
