@@ -107,8 +107,13 @@ async function handle(
             : null,
   });
   const answered = answerAdmission(reply, admission);
-  if (answered || !endpoint || !api || !entry) return answered ?? reply;
+  if (answered) return answered;
   const paid = admission.kind === 'paid' ? admission.paid : null;
+  if (!endpoint || !api || !entry) {
+    // quote() and servePaid() refuse these cases before anything is admitted: a bug if reached.
+    await paid?.abandon('gateway_error');
+    throw new Error('a marketplace request was admitted without an endpoint and origin');
+  }
   return deps.settlement.serve(paid, () =>
     forwardAndDeliver({
       request,

@@ -57,7 +57,9 @@ export async function admit(request: FastifyRequest, deps: Deps, quote: Quote): 
     },
     subject: quote.subject,
     v2Extensions: () => {
-      const [, route, model] = quote.subject.split(':');
+      // `inf:<route>:<model>`: a model id may itself contain ':'.
+      const [, route = ''] = quote.subject.split(':', 2);
+      const model = quote.subject.slice(`inf:${route}:`.length);
       return route === 'chat' || route === 'embeddings'
         ? bazaarExtensions({ inference: route, ...(model ? { model } : {}) })
         : undefined;
