@@ -51,6 +51,10 @@ describe('a paid request', () => {
       requirementId: 'r',
       payer: 'P',
       meta: {},
+      projectId: null,
+      endpointId: null,
+      amount: 0n,
+      fee: 0n,
       nowMs: now,
       leaseMs: 300,
     });

@@ -302,6 +302,10 @@ describe('settlement of a v2 payment', () => {
             requirementId: 'token',
             payer: 'Payer',
             meta: {},
+            projectId: null,
+            endpointId: null,
+            amount: 0n,
+            fee: 0n,
             nowMs: now,
             leaseMs: 30_000,
           });

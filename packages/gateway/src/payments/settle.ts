@@ -207,8 +207,20 @@ export function createSettlement(d: SettlementDeps) {
     };
   };
 
+  const refunded = (): Admission => ({
+    kind: 'error',
+    code: 'conflict',
+    message: 'this payment was not delivered and has been refunded to the payer; pay again for a new answer',
+    extra: { reason: 'payment_refunded' },
+  });
+
   function replayOf(r: Redemption, ref: PaymentRef, log: PaymentLog | undefined): Admission {
     d.metrics.payments.inc({ chain: ref.chain, outcome: 'replayed' });
+    // Only the read models (payments pages) show the count: a failure here is logged, never fatal.
+    d.redemptions.noteReplay(r.id).catch((err: unknown) => {
+      step('replay_count', 'db_error');
+      d.log.warn({ err, redemption: r.id }, 'could not count a replay');
+    });
     if (log) {
       log.redemption = r.id;
       log.outcome = 'replayed';
@@ -247,6 +259,10 @@ export function createSettlement(d: SettlementDeps) {
         requestHash: claims.requestHash,
         requirementId: ref.requirementId,
         payer: ref.payer,
+        projectId: input.projectId ?? null,
+        endpointId: claims.subject.startsWith('ep:') ? claims.subject.slice(3) : null,
+        amount: option.splits.reduce((sum, s) => sum + s.amount, 0n),
+        fee: claims.fee,
         meta: {
           subject: claims.subject,
           price: claims.price.toString(),
@@ -270,6 +286,8 @@ export function createSettlement(d: SettlementDeps) {
         return replayOf(result.redemption, ref, input.log);
       case 'in_progress':
         return inProgress();
+      case 'refunded':
+        return refunded();
       case 'cooling':
         return cooling(result.redemption);
       case 'used_elsewhere':
@@ -313,6 +331,7 @@ export function createSettlement(d: SettlementDeps) {
       }
       if (existing.payer !== ref.payer) return refuse(input, fmt(ref), 'payer_mismatch', 'the payer differs');
       if (existing.state === 'delivered') return replayOf(existing, ref, input.log);
+      if (existing.refundState !== null) return refunded();
     }
     const unservable = input.servePaid(ref.claims);
     if (unservable) {

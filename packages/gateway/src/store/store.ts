@@ -175,6 +175,16 @@ export interface Redemption extends RedemptionKey {
   /** Set once delivered; null again after pruneResponses dropped it (the row stays). */
   response: StoredResponse | null;
   createdAtMs: number;
+  /** What was sold: null for inference. */
+  projectId: string | null;
+  endpointId: string | null;
+  /** Gross paid (sum of the splits) and the platform's fee, atomic units. */
+  amount: bigint;
+  fee: bigint;
+  /** Answers served again from the stored response. */
+  replays: number;
+  /** Set once the operator began refunding this undelivered payment (then never claimable again). */
+  refundState: string | null;
 }
 
 export interface ClaimInput extends RedemptionKey {
@@ -183,6 +193,11 @@ export interface ClaimInput extends RedemptionKey {
   payer: string;
   /** Opaque details of the paid request kept with the redemption (amounts, endpoint id). */
   meta: Record<string, unknown>;
+  /** What is sold (null for inference) and for how much: the read models' columns. */
+  projectId: string | null;
+  endpointId: string | null;
+  amount: bigint;
+  fee: bigint;
   nowMs: number;
   leaseMs: number;
 }
@@ -196,6 +211,8 @@ export type ClaimResult =
   | { kind: 'in_progress'; redemption: Redemption }
   /** Same payment and same request, released after a failure; claimable again from `retryAtMs`. */
   | { kind: 'cooling'; redemption: Redemption }
+  /** Same payment and same request, never delivered and refunded (or being refunded) by the operator. */
+  | { kind: 'refunded'; redemption: Redemption }
   /** The transaction or the nonce was redeemed for a different request. */
   | { kind: 'used_elsewhere'; by: 'tx' | 'nonce' };
 
@@ -218,6 +235,8 @@ export interface RedemptionRepo {
   release(id: string, attempt: number, opts?: { failed?: boolean; retryAtMs?: number }): Promise<boolean>;
   /** Extends a live lease (long streams); false if not the holder. */
   renew(id: string, attempt: number, leaseUntilMs: number): Promise<boolean>;
+  /** Counts one more answer served from the stored response (best effort; the read models show it). */
+  noteReplay(id: string): Promise<void>;
   /** Drops stored response bodies older than the cutoff (the redemption row itself stays forever). */
   pruneResponses(olderThanMs: number): Promise<number>;
 }

@@ -39,6 +39,12 @@ function toRedemption(r: Row): Redemption {
     retryAtMs: toNum(r.retry_at_ms),
     response,
     createdAtMs: toNum(r.created_at_ms),
+    projectId: r.project_id,
+    endpointId: r.endpoint_id,
+    amount: BigInt(r.amount ?? 0),
+    fee: BigInt(r.fee ?? 0),
+    replays: r.replays,
+    refundState: r.refund_state,
   };
 }
 
@@ -71,6 +77,10 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
           meta: JSON.stringify(input.meta, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)),
           created_at_ms: input.nowMs,
           delivered_at_ms: null,
+          project_id: input.projectId,
+          endpoint_id: input.endpointId,
+          amount: input.amount.toString(),
+          fee: input.fee.toString(),
         })
         // No conflict target: a clash on EITHER unique key (tx or nonce) inserts nothing.
         .onConflict((oc) => oc.doNothing())
@@ -113,6 +123,8 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
       }))
       .where('id', '=', row.id)
       .where('attempt', '=', row.attempt)
+      // A payment being refunded is never served: the refund and a late delivery exclude each other.
+      .where('refund_state', 'is', null)
       .where((eb) =>
         eb.or([
           eb.and([eb('state', '=', 'retryable'), eb('retry_at_ms', '<=', input.nowMs)]),
@@ -133,7 +145,8 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
       .updateTable('redemptions')
       .where('id', '=', id)
       .where('attempt', '=', attempt)
-      .where('state', '=', 'in_progress');
+      .where('state', '=', 'in_progress')
+      .where('refund_state', 'is', null);
   }
 
   return {
@@ -159,6 +172,7 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
 
         last = byTx;
         if (byTx.state === 'delivered') return { kind: 'delivered', redemption: toRedemption(byTx) };
+        if (byTx.refund_state !== null) return { kind: 'refunded', redemption: toRedemption(byTx) };
         if (byTx.state === 'retryable' && toNum(byTx.retry_at_ms) > input.nowMs) {
           return { kind: 'cooling', redemption: toRedemption(byTx) };
         }
@@ -183,6 +197,14 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
         .where('tx_id', '=', txId)
         .executeTakeFirst();
       return r ? toRedemption(r) : null;
+    },
+
+    async noteReplay(id) {
+      await db
+        .updateTable('redemptions')
+        .set((eb) => ({ replays: eb('replays', '+', 1) }))
+        .where('id', '=', id)
+        .execute();
     },
 
     async complete(id, attempt, response, nowMs) {

@@ -83,6 +83,16 @@ export interface RedemptionsTable {
   delivered_at_ms: ColumnType<number | string | null, number | null, number | null>;
   failures: ColumnType<number, number | undefined, number>;
   retry_at_ms: ColumnType<number | string, number | undefined, number>;
+  /** The project and endpoint sold; null for inference. */
+  project_id: string | null;
+  endpoint_id: string | null;
+  /** Gross paid and platform fee, atomic units (TEXT in sqlite, BIGINT in pg). */
+  amount: ColumnType<string | number | null, string | null, string | null>;
+  fee: ColumnType<string | number | null, string | null, string | null>;
+  /** Answers served again from the stored response. */
+  replays: ColumnType<number, number | undefined, number>;
+  /** Set once a refund of this undelivered payment has begun; the payment can no longer be claimed. */
+  refund_state: string | null;
 }
 
 export interface AuthChallengesTable {

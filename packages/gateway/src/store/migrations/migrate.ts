@@ -10,6 +10,7 @@ import { initialSchema } from './0001-initial-schema.ts';
 import { turnOncePerPayment } from './0002-turn-once-per-payment.ts';
 import { retryBudget } from './0003-retry-budget.ts';
 import { payables } from './0004-payables.ts';
+import { paymentReadModel } from './0005-payment-read-model.ts';
 
 function migrations(types: Backend['types']): Record<string, Migration> {
   return {
@@ -17,6 +18,7 @@ function migrations(types: Backend['types']): Record<string, Migration> {
     '0002-turn-once-per-payment': turnOncePerPayment,
     '0003-retry-budget': retryBudget(types),
     '0004-payables': payables(types),
+    '0005-payment-read-model': paymentReadModel(types),
   };
 }
 
