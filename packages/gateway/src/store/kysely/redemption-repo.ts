@@ -114,25 +114,27 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
 
   /** Takes over a retryable row or an expired lease; exactly one concurrent caller gets the row back. */
   async function takeOver(row: Row, input: ClaimInput): Promise<Row | undefined> {
-    return db
-      .updateTable('redemptions')
-      .set((eb) => ({
-        state: 'in_progress',
-        attempt: eb('attempt', '+', 1),
-        lease_until_ms: input.nowMs + input.leaseMs,
-      }))
-      .where('id', '=', row.id)
-      .where('attempt', '=', row.attempt)
-      // A payment being refunded is never served: the refund and a late delivery exclude each other.
-      .where('refund_state', 'is', null)
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('state', '=', 'retryable'), eb('retry_at_ms', '<=', input.nowMs)]),
-          eb.and([eb('state', '=', 'in_progress'), eb('lease_until_ms', '<', input.nowMs)]),
-        ]),
-      )
-      .returningAll()
-      .executeTakeFirst();
+    return (
+      db
+        .updateTable('redemptions')
+        .set((eb) => ({
+          state: 'in_progress',
+          attempt: eb('attempt', '+', 1),
+          lease_until_ms: input.nowMs + input.leaseMs,
+        }))
+        .where('id', '=', row.id)
+        .where('attempt', '=', row.attempt)
+        // A payment being refunded is never served: the refund and a late delivery exclude each other.
+        .where('refund_state', 'is', null)
+        .where((eb) =>
+          eb.or([
+            eb.and([eb('state', '=', 'retryable'), eb('retry_at_ms', '<=', input.nowMs)]),
+            eb.and([eb('state', '=', 'in_progress'), eb('lease_until_ms', '<', input.nowMs)]),
+          ]),
+        )
+        .returningAll()
+        .executeTakeFirst()
+    );
   }
 
   /**
