@@ -99,6 +99,7 @@ const envSchema = z.object({
   TOLLGATE_HEALTH_INTERVAL_MS: int(0, 3_600_000, 'milliseconds').default(30_000),
   TOLLGATE_LEASE_MS: int(1000, 3_600_000, 'milliseconds').default(60_000),
   TOLLGATE_PAID_RETRY_AFTER_SEC: int(0, 3600, 'seconds').default(2),
+  TOLLGATE_UNDELIVERED_AFTER_SEC: int(1, 30 * 86_400, 'seconds').default(3600),
   TOLLGATE_MAX_BODY_BYTES: int(1024, 64 * 1024 * 1024, 'bytes').default(1024 * 1024),
   TOLLGATE_MAX_RESPONSE_BYTES: int(1024, 256 * 1024 * 1024, 'bytes').default(10 * 1024 * 1024),
   TOLLGATE_RESPONSE_RETENTION_HOURS: int(1, 24 * 30, 'hours').default(24),
@@ -163,6 +164,8 @@ export interface Config {
   leaseMs: number;
   /** After a paid attempt's upstream failed, the same proof may try again after this long (the retry budget). */
   paidRetryAfterSec: number;
+  /** A paid request still undelivered this long after its payment counts as undelivered (refundable). */
+  undeliveredAfterSec: number;
   maxBodyBytes: number;
   maxResponseBytes: number;
   responseRetentionHours: number;
@@ -390,6 +393,7 @@ export function inspectConfig(
     healthIntervalMs: e.TOLLGATE_HEALTH_INTERVAL_MS,
     leaseMs: e.TOLLGATE_LEASE_MS,
     paidRetryAfterSec: e.TOLLGATE_PAID_RETRY_AFTER_SEC,
+    undeliveredAfterSec: e.TOLLGATE_UNDELIVERED_AFTER_SEC,
     maxBodyBytes: e.TOLLGATE_MAX_BODY_BYTES,
     maxResponseBytes: e.TOLLGATE_MAX_RESPONSE_BYTES,
     responseRetentionHours: e.TOLLGATE_RESPONSE_RETENTION_HOURS,

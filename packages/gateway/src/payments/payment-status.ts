@@ -1,0 +1,43 @@
+/**
+ * What a payment looks like to its provider and its payer (issue 13): one status per
+ * redemption, derived from the settlement state, the refund mark and the time since it
+ * was paid. The one definition the payments pages, the undelivered lists and the refund
+ * command share.
+ */
+import type { Redemption } from '../store/store.ts';
+
+export type PaymentStatus =
+  /** Answered once. */
+  | 'delivered'
+  /** Answered, and the stored answer served again at least once. */
+  | 'replayed'
+  /** Not answered yet (in flight or released after a failure): the payer may retry with the same payment. */
+  | 'retryable'
+  /** Still not answered `undeliveredAfterMs` after it was paid: refundable (the payer may still retry until a refund begins). */
+  | 'undelivered'
+  /** The operator began or finished paying it back: it can no longer be claimed. */
+  | 'refunding'
+  | 'refunded';
+
+export const PAYMENT_STATUSES: readonly PaymentStatus[] = [
+  'delivered',
+  'replayed',
+  'retryable',
+  'undelivered',
+  'refunding',
+  'refunded',
+];
+
+type StatusFacts = Pick<Redemption, 'state' | 'replays' | 'refundState' | 'createdAtMs'>;
+
+export function paymentStatus(r: StatusFacts, nowMs: number, undeliveredAfterMs: number): PaymentStatus {
+  if (r.state === 'delivered') return r.replays > 0 ? 'replayed' : 'delivered';
+  if (r.refundState === 'refunded') return 'refunded';
+  if (r.refundState !== null) return 'refunding';
+  return nowMs - r.createdAtMs >= undeliveredAfterMs ? 'undelivered' : 'retryable';
+}
+
+/** Payments created before this time and still not delivered are undelivered at `nowMs`. */
+export function undeliveredBefore(nowMs: number, undeliveredAfterMs: number): number {
+  return nowMs - undeliveredAfterMs;
+}
