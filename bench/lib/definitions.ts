@@ -46,7 +46,7 @@ export function scenarios(stack: Stack, supply: ProofSupply, database: string, d
     },
     {
       key: 'floor',
-      label: 'node:http+undici (ref.)',
+      label: 'minimal forwarder',
       url: `${stack.floorBase}/${path}`,
       server: { name: 'undici-forward', pid: stack.floor.pid },
       others: [up],
@@ -115,8 +115,16 @@ export function scenarios(stack: Stack, supply: ProofSupply, database: string, d
           others: [up],
           expect: 'ok',
         },
+        {
+          key: 'floor',
+          label: 'minimal forwarder',
+          url: `${stack.floorBase}/free`,
+          server: { name: 'undici-forward', pid: stack.floor.pid },
+          others: [up],
+          expect: 'ok',
+        },
       ],
-      baselines: ['nginx'],
+      baselines: ['floor', 'nginx'],
       drainMs: 1000,
     },
   ];

@@ -194,15 +194,17 @@ export function formatTargets(targets: Target[]): string {
   return targets.map((t) => `${t.holds ? 'HOLDS ' : 'MISSES'}  ${t.name}: ${t.detail}`).join('\n');
 }
 
-/** DESIGN §5's targets, each with the figures it was judged on. */
+/** Issue 14's targets (they supersede DESIGN §5's), each with the figures it was judged on. */
 export function designTargets(summaries: ScenarioSummary[], soaks: SoakResult[]): Target[] {
   const byKey = (k: string) => summaries.find((s) => s.key === k);
   return [
-    ratioTarget('402 path ≥ 0.4× bare node:http 402', byKey('402'), 'gateway', 'bare', 0.4),
+    ratioTarget('402 path ≥ 0.6× bare node:http 402', byKey('402'), 'gateway', 'bare', 0.6),
     ratioTarget('402 path ≥ 2.5× @x402/express 402', byKey('402'), 'gateway', 'x402', 2.5),
-    ratioTarget('forward without payment ≥ 0.45× nginx', byKey('free'), 'gateway', 'nginx', 0.45),
-    ratioTarget('paid path ≥ 0.25× nginx', byKey('paid'), 'gateway', 'nginx', 0.25),
-    ratioTarget('256 KB streamed ≥ 0.6× nginx', byKey('big'), 'gateway', 'nginx', 0.6),
+    ratioTarget('forward without payment ≥ 0.9× minimal forwarder', byKey('free'), 'gateway', 'floor', 0.9),
+    ratioTarget('forward without payment ≥ 0.5× nginx', byKey('free'), 'gateway', 'nginx', 0.5),
+    ratioTarget('256 KB streamed ≥ 0.9× minimal forwarder', byKey('big'), 'gateway', 'floor', 0.9),
+    ratioTarget('256 KB streamed ≥ 0.75× nginx', byKey('big'), 'gateway', 'nginx', 0.75),
+    ratioTarget('paid path ≥ 0.2× minimal forwarder', byKey('paid'), 'gateway', 'floor', 0.2),
     ...tailTargets(summaries, (k) => k === 'gateway'),
     ...soaks.map((s) => ({
       name: `memory flat over a ${s.seconds} s soak: ${s.label}`,

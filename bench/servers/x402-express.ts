@@ -1,15 +1,19 @@
 /**
  * Baseline for the 402 path: express 5 with the official `@x402/express`
- * middleware protecting `GET /p/bench/*` at $0.01 (exact, Solana mainnet USDC).
- * Its facilitator client is the stock HTTPFacilitatorClient pointed at the bench's
- * loopback stub (BENCH_FACILITATOR_URL), which it asks for /supported once at start.
+ * middleware protecting `GET /p/bench/*` at $0.01 (exact, Solana mainnet USDC),
+ * priced by the official `@x402/svm` exact server scheme (its own USDC mint table;
+ * no blockhash lookup, as no rpcUrl is given). Its facilitator client is the stock
+ * HTTPFacilitatorClient pointed at the bench's loopback stub (BENCH_FACILITATOR_URL),
+ * which it asks for /supported once at start.
  */
 import type { AddressInfo } from 'node:net';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { paymentMiddleware, x402ResourceServer } from '@x402/express';
+import { ExactSvmScheme } from '@x402/svm/exact/server';
 import express from 'express';
 import { announce, exitOnSignal } from './announce.ts';
-import { ExactSvmServer, SOLANA_MAINNET } from './x402-exact-svm.ts';
+
+const SOLANA_MAINNET = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
 
 const facilitatorUrl = process.env['BENCH_FACILITATOR_URL'];
 const payTo = process.env['BENCH_PAY_TO'];
@@ -17,7 +21,7 @@ if (!facilitatorUrl || !payTo) throw new Error('BENCH_FACILITATOR_URL and BENCH_
 
 const resourceServer = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorUrl })).register(
   SOLANA_MAINNET,
-  new ExactSvmServer(),
+  new ExactSvmScheme(),
 );
 
 const app = express();
