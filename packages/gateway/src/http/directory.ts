@@ -6,7 +6,7 @@ import {
   directoryDetail,
   directorySummary,
   isListed,
-  type Listing,
+  listDirectory,
   loadListing,
 } from '../providers/directory.ts';
 import { CATEGORY_PATTERN, invalid, isSlug } from '../providers/rules.ts';
@@ -16,11 +16,11 @@ export const DIRECTORY_DEFAULT_LIMIT = 20;
 export const DIRECTORY_MAX_LIMIT = 100;
 
 /** Cursors are opaque to callers; inside they are the last slug of the page. */
-function encodeCursor(slug: string): string {
+export function encodeCursor(slug: string): string {
   return Buffer.from(slug, 'utf8').toString('base64url');
 }
 
-function decodeCursor(cursor: string): string {
+export function decodeCursor(cursor: string): string {
   const slug = Buffer.from(cursor, 'base64url').toString('utf8');
   if (!isSlug(slug) || encodeCursor(slug) !== cursor) throw invalid('cursor is not valid', 'invalid_cursor');
   return slug;
@@ -62,19 +62,15 @@ export function directoryRoutes(app: FastifyInstance, deps: Deps): void {
       },
       async (request) => {
         const { q, category, cursor, limit } = request.query;
-        const projects = await deps.store.projects.listListed({
+        const { listings, nextAfter } = await listDirectory(deps, {
           ...(q ? { q } : {}),
           ...(category ? { category } : {}),
           ...(cursor ? { after: decodeCursor(cursor) } : {}),
-          limit: limit + 1,
+          limit,
         });
-        const page = projects.slice(0, limit);
-        const listings = await Promise.all(page.map((p) => loadListing(deps, p.slug)));
         return {
-          apis: listings
-            .filter((l): l is Listing => l !== null && isListed(l))
-            .map((l) => directorySummary(deps, l)),
-          nextCursor: projects.length > limit ? encodeCursor(page[page.length - 1]!.slug) : null,
+          apis: listings.map((l) => directorySummary(deps, l)),
+          nextCursor: nextAfter === null ? null : encodeCursor(nextAfter),
         };
       },
     );

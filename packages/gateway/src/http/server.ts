@@ -20,6 +20,7 @@ import { marketplaceRoutes } from './marketplace.ts';
 import { providerRoutes } from './provider.ts';
 import { rateLimit } from './rate-limit.ts';
 import { sandboxRoutes } from './sandbox.ts';
+import { webRoutes } from './web.ts';
 
 /** The HTTP app the gateway serves. */
 export type HttpApp = FastifyInstance;
@@ -71,6 +72,7 @@ export async function buildApp(
   discoveryRoutes(app, deps);
   inferenceRoutes(app, deps);
   conversationRoutes(app, deps);
+  webRoutes(app, deps);
   if (opts.sandbox) sandboxRoutes(app, deps, opts.sandbox);
   return app;
 }

@@ -76,3 +76,34 @@ export function directoryDetail(deps: Deps, l: Listing) {
       })),
   };
 }
+
+export interface DirectoryPageQuery {
+  q?: string;
+  category?: string;
+  /** The last slug of the previous page. */
+  after?: string;
+  limit: number;
+}
+
+/**
+ * One page of listed APIs (search, category, keyset by slug): the query behind both
+ * GET /v1/directory/apis and the web directory. `nextAfter` is the slug to continue from.
+ */
+export async function listDirectory(
+  deps: Deps,
+  query: DirectoryPageQuery,
+): Promise<{ listings: Listing[]; nextAfter: string | null }> {
+  const { q, category, after, limit } = query;
+  const projects = await deps.store.projects.listListed({
+    ...(q ? { q } : {}),
+    ...(category ? { category } : {}),
+    ...(after ? { after } : {}),
+    limit: limit + 1,
+  });
+  const page = projects.slice(0, limit);
+  const listings = await Promise.all(page.map((p) => loadListing(deps, p.slug)));
+  return {
+    listings: listings.filter((l): l is Listing => l !== null && isListed(l)),
+    nextAfter: projects.length > limit ? page[page.length - 1]!.slug : null,
+  };
+}
