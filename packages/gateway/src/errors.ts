@@ -59,7 +59,14 @@ export const OPENAI_ROUTE_SEGMENTS: ReadonlySet<string> = new Set([
   'conversations',
 ]);
 /** First path segments under /v1 that keep Tollgate's flat body: sign-in, the provider API, the directory. */
-export const TOLLGATE_ROUTE_SEGMENTS: ReadonlySet<string> = new Set(['auth', 'projects', 'directory']);
+export const TOLLGATE_ROUTE_SEGMENTS: ReadonlySet<string> = new Set([
+  'auth',
+  'projects',
+  'directory',
+  // Payer history and the operator's payment list (issue 13).
+  'me',
+  'payments',
+]);
 
 /**
  * Whether a request URL answers errors in the OpenAI envelope: /v1 except the
