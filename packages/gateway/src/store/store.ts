@@ -334,8 +334,11 @@ export interface ConversationRepo {
 // Payables: the provider's share of v2 payments the platform received whole, paid out
 // in batches by the operator (DESIGN §4.12; docs/operations-payouts.md).
 
-/** 'pending' is owed; 'paying' is assigned to an unfinished payout; 'paid' is final. */
-export type PayableState = 'pending' | 'paying' | 'paid';
+/**
+ * 'pending' is owed; 'paying' is assigned to an unfinished payout; 'paid' is final;
+ * 'cancelled' is final too: its payment was refunded before the share was paid out.
+ */
+export type PayableState = 'pending' | 'paying' | 'paid' | 'cancelled';
 
 export interface Payable {
   id: string;
@@ -473,6 +476,132 @@ export interface PayableRepo {
   failPayout(hold: PayoutHold, error: string, nowMs: number): Promise<{ released: number } | null>;
 }
 
+// ---------------------------------------------------------------------------
+// Refunds of undelivered payments, paid back by the operator (issue 13;
+// docs/operations-refunds.md). The refund protocol mirrors the payout protocol.
+
+/**
+ * 'open': begun (the payment can no longer be claimed), no transaction recorded;
+ * 'sent': the signed transaction is recorded and may be on-chain; 'refunded': final.
+ */
+export type RefundState = 'open' | 'sent' | 'refunded';
+
+export interface Refund {
+  id: string;
+  redemptionId: string;
+  chain: Chain;
+  network: string;
+  /** The payer, paid back `amount` (the gross it paid), atomic units. */
+  recipient: string;
+  amount: bigint;
+  /**
+   * The provider's share it had already received on-chain (a v1 split, or a v2 payable
+   * already paid out): refunded from the platform's funds, owed back by the provider.
+   */
+  providerKept: bigint;
+  /** The pending payable (a v2 payment's provider share) this refund cancelled, if any. */
+  payableId: string | null;
+  state: RefundState;
+  /** Fencing token: increments when a run takes over a refund whose lease lapsed. */
+  attempt: number;
+  leaseUntilMs: number;
+  tx: string | null;
+  txBytes: string | null;
+  txExpiry: string | null;
+  error: string | null;
+  createdAtMs: number;
+  updatedAtMs: number;
+  refundedAtMs: number | null;
+}
+
+export interface RefundHold {
+  id: string;
+  attempt: number;
+}
+
+/** A payment as the refund command sees it. */
+export interface RefundCandidate {
+  id: string;
+  chain: Chain;
+  network: string;
+  txId: string;
+  payer: string;
+  state: Redemption['state'];
+  refundState: string | null;
+  leaseUntilMs: number;
+  /** Gross paid and the platform's fee, atomic units. */
+  amount: bigint;
+  fee: bigint;
+  projectId: string | null;
+  endpointId: string | null;
+  /** 1: a split payment (X-PAYMENT); 2: paid whole to the platform (PAYMENT-SIGNATURE). */
+  x402Version: 1 | 2;
+  createdAtMs: number;
+}
+
+export type RefundRefusal =
+  | 'not_found'
+  | 'delivered'
+  /** Not undelivered long enough yet (TOLLGATE_UNDELIVERED_AFTER_SEC). */
+  | 'in_window'
+  /** A paid attempt holds a live lease: it may still deliver. */
+  | 'leased'
+  /** The provider's share is in an unfinished payout: refund after the payout ends. */
+  | 'payout_in_progress';
+
+export type BeginRefundResult =
+  /** The payment is marked refunding and this caller holds the new refund. */
+  | { kind: 'begun'; refund: Refund }
+  /** An unfinished refund whose lease lapsed (a crash), now held by this caller: resolve it. */
+  | { kind: 'recover'; refund: Refund }
+  /** Another run holds this refund until `refund.leaseUntilMs`. */
+  | { kind: 'busy'; refund: Refund }
+  | { kind: 'refunded'; refund: Refund }
+  | { kind: 'refused'; reason: RefundRefusal };
+
+export interface RefundRepo {
+  /** Payments not delivered, not being refunded, created before `createdBeforeMs`; oldest first. */
+  undelivered(q: {
+    createdBeforeMs: number;
+    chain?: Chain;
+    network?: string;
+    limit: number;
+  }): Promise<RefundCandidate[]>;
+  candidate(redemptionId: string): Promise<RefundCandidate | null>;
+  /**
+   * Begins (or takes over) the refund of one payment. Beginning is one transaction whose
+   * first statement marks the redemption refunding only if it is not delivered, has no
+   * refund mark, was created before `undeliveredBeforeMs` and nobody holds a live lease;
+   * claim() and complete() require no mark, so a refund and a delivery exclude each other
+   * across processes. The same transaction cancels the provider's pending payable.
+   */
+  begin(q: {
+    redemptionId: string;
+    nowMs: number;
+    undeliveredBeforeMs: number;
+    leaseMs: number;
+  }): Promise<BeginRefundResult>;
+  byRedemption(redemptionId: string): Promise<Refund | null>;
+  /** Refunds not finished ('open', 'sent'), oldest first. */
+  unfinished(q: { chain?: Chain; network?: string }): Promise<Refund[]>;
+  /** Extends (or with a past time, gives up) the lease; false if fenced off. */
+  renew(hold: RefundHold, leaseUntilMs: number, nowMs: number): Promise<boolean>;
+  /** 'open' → 'sent': records the signed transaction BEFORE it is broadcast; false if fenced off. */
+  recordSent(
+    hold: RefundHold,
+    sent: { tx: string; txBytes: string; txExpiry: string | null; nowMs: number },
+  ): Promise<boolean>;
+  /** The transaction landed: the refund and the redemption 'refunded', in one transaction. */
+  finish(hold: RefundHold, nowMs: number): Promise<boolean>;
+  /**
+   * The money did not move and cannot (or nothing was sent): back to 'open' without a
+   * transaction, lease given up, `error` kept; the next run signs afresh.
+   */
+  reopen(hold: RefundHold, error: string, nowMs: number): Promise<boolean>;
+  /** Gives up the lease keeping the state (a 'sent' refund whose fate is unknown), with `error`. */
+  release(hold: RefundHold, error: string, nowMs: number): Promise<boolean>;
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   projects: ProjectRepo;
@@ -483,6 +612,7 @@ export interface Store {
   auth: AuthRepo;
   conversations: ConversationRepo;
   payables: PayableRepo;
+  refunds: RefundRepo;
   /** Cheap liveness query for /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -10,6 +10,7 @@ import { conversationContract } from './contract/conversations.ts';
 import { directoryContract } from './contract/directory.ts';
 import { payableContract } from './contract/payables.ts';
 import { redemptionContract } from './contract/redemptions.ts';
+import { refundContract } from './contract/refunds.ts';
 
 export function runStoreContract(name: string, makeStore: () => Promise<Store>): void {
   describe(`store contract: ${name}`, () => {
@@ -36,5 +37,6 @@ export function runStoreContract(name: string, makeStore: () => Promise<Store>):
     authContract(get);
     conversationContract(get);
     payableContract(get);
+    refundContract(get);
   });
 }

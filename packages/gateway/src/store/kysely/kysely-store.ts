@@ -9,6 +9,7 @@ import { payableRepo } from './payable-repo.ts';
 import { projectRepo } from './project-repo.ts';
 import { railRepo } from './rail-repo.ts';
 import { redemptionRepo } from './redemption-repo.ts';
+import { refundRepo } from './refund-repo.ts';
 
 /** The one Store implementation; the backend supplies only what differs between databases. */
 export function kyselyStore(backend: Backend, onClose: () => Promise<void> = async () => {}): Store {
@@ -24,6 +25,7 @@ export function kyselyStore(backend: Backend, onClose: () => Promise<void> = asy
     auth: authRepo(backend),
     conversations: conversationRepo(backend),
     payables: payableRepo(backend),
+    refunds: refundRepo(backend),
     async ping() {
       await sql`select 1`.execute(db);
     },

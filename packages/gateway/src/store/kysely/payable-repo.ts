@@ -239,6 +239,8 @@ export function payableRepo(backend: Backend): PayableRepo {
         .selectFrom('payables')
         .select(['chain', 'network', 'state', exactSum.as('total')])
         .where('project_id', '=', projectId)
+        // A cancelled share (its payment was refunded) is owed to nobody.
+        .where('state', '!=', 'cancelled')
         .groupBy(['chain', 'network', 'state'])
         .orderBy('chain')
         .orderBy('network')

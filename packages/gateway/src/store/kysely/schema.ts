@@ -167,6 +167,28 @@ export interface PayoutsTable {
   updated_at_ms: Ms;
 }
 
+export interface RefundsTable {
+  id: string;
+  redemption_id: string;
+  chain: string;
+  network: string;
+  recipient: string;
+  /** Atomic units; TEXT in sqlite, BIGINT in pg. */
+  amount: ColumnType<string | number, string, string>;
+  provider_kept: ColumnType<string | number, string, string>;
+  payable_id: string | null;
+  state: string;
+  attempt: number;
+  lease_until_ms: Ms;
+  tx: string | null;
+  tx_bytes: string | null;
+  tx_expiry: string | null;
+  error: string | null;
+  created_at_ms: Ms;
+  updated_at_ms: Ms;
+  refunded_at_ms: ColumnType<number | string | null, number | null, number | null>;
+}
+
 export interface Database {
   projects: ProjectsTable;
   apis: ApisTable;
@@ -179,4 +201,5 @@ export interface Database {
   conversation_items: ConversationItemsTable;
   payables: PayablesTable;
   payouts: PayoutsTable;
+  refunds: RefundsTable;
 }

@@ -11,6 +11,7 @@ import { turnOncePerPayment } from './0002-turn-once-per-payment.ts';
 import { retryBudget } from './0003-retry-budget.ts';
 import { payables } from './0004-payables.ts';
 import { paymentReadModel } from './0005-payment-read-model.ts';
+import { refunds } from './0006-refunds.ts';
 
 function migrations(types: Backend['types']): Record<string, Migration> {
   return {
@@ -19,6 +20,7 @@ function migrations(types: Backend['types']): Record<string, Migration> {
     '0003-retry-budget': retryBudget(types),
     '0004-payables': payables(types),
     '0005-payment-read-model': paymentReadModel(types),
+    '0006-refunds': refunds(types),
   };
 }
 
