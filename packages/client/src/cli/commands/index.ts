@@ -2,6 +2,7 @@
 import type { CliCommand } from '../command.ts';
 import { commands as apis } from './apis.ts';
 import { commands as auth } from './auth.ts';
+import { commands as consoleCommands } from './console.ts';
 import { commands as demo } from './demo.ts';
 import { commands as endpoints } from './endpoints.ts';
 import { commands as funds } from './funds.ts';
@@ -11,6 +12,7 @@ import { commands as rails } from './rails.ts';
 
 export const COMMANDS: readonly CliCommand[] = [
   ...auth,
+  ...consoleCommands,
   ...projects,
   ...apis,
   ...endpoints,
