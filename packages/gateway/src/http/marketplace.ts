@@ -13,6 +13,7 @@ import { marketplaceQuote } from '../marketplace/quote.ts';
 import { bazaarExtensions } from '../payments/bazaar.ts';
 import type { Quote } from '../payments/requirement.ts';
 import { isDeliverable, type PaidRequest, type Refusal, type RetryTerms } from '../payments/settle.ts';
+import { paymentContextHeaders } from '../providers/payment-context.ts';
 import { readCapped } from '../proxy/forward.ts';
 import type { OriginAuth } from '../proxy/forward-headers.ts';
 import { CLIENT_ABORTED_CODE } from '../proxy/upstream-error.ts';
@@ -156,6 +157,7 @@ async function forwardAndDeliver(f: Forwarding): Promise<FastifyReply> {
     });
   }
   const started = performance.now();
+  const auth = originAuth(f.api, deps);
   const result = await deps.forwarder.forward({
     baseUrl: f.api.baseUrl,
     path: f.target.path,
@@ -163,13 +165,14 @@ async function forwardAndDeliver(f: Forwarding): Promise<FastifyReply> {
     method: request.method,
     headers: request.headers,
     body: f.body,
-    auth: originAuth(f.api, deps),
+    auth,
     timeoutMs: endpoint.timeoutMs,
     clientIp: request.ip,
     forwardedProto: f.forwardedProto,
     forwardedHost: String(request.headers.host ?? ''),
     requestId: String(request.id),
     ...(abort ? { signal: abort.signal } : {}),
+    ...(paid ? { gatewayHeaders: paymentContextFor(paid, request.method, auth, deps.now()) } : {}),
   });
   const healthFailure = (terms: RetryTerms | null) => {
     // One proof's failures count once; a caller that hung up says nothing about the upstream.
@@ -230,6 +233,24 @@ async function forwardAndDeliver(f: Forwarding): Promise<FastifyReply> {
       }
     },
   );
+}
+
+/**
+ * Who paid and how much, for the origin (providers/payment-context.ts), signed with the
+ * API's origin secret; unsigned when the API has no origin auth (docs/provider-api.md).
+ */
+function paymentContextFor(paid: PaidRequest, method: string, auth: OriginAuth, nowMs: number) {
+  const { payment } = paid;
+  const context = {
+    payer: payment.payer,
+    chain: payment.chain,
+    network: payment.network,
+    tx: payment.txId,
+    amount: payment.option.splits.reduce((sum, s) => sum + s.amount, 0n),
+    requirement: payment.requirementId,
+  };
+  const secret = auth.type === 'none' ? null : auth.secret;
+  return (target: string) => paymentContextHeaders(context, { method, target }, { secret, nowMs });
 }
 
 /** The same quote with v2 offered; one object per quote, so a 402 keeps reusing its formatted parts. */

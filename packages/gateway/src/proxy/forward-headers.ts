@@ -1,7 +1,8 @@
 /**
  * Header rules for forwarding (DESIGN §4.9, SPEC §4.2 rules 6–9).
- * Request side: strip payment, session, x-service-*, hop-by-hop and client-sent
- * forwarding headers, then add ours and the origin auth (which therefore always wins).
+ * Request side: strip payment, session, x-service-*, x-tollgate-*, hop-by-hop and client-sent
+ * forwarding headers, then add ours (the payment context among them) and the origin auth
+ * (which therefore always wins).
  * Response side: strip hop-by-hop, headers that would act on the gateway's own domain, and
  * the gateway's own headers (request id, receipts, x-tollgate-*), whatever their case.
  */
@@ -74,6 +75,8 @@ export interface ForwardingContext {
   userAgent: string | undefined;
   hasBody: boolean;
   auth: OriginAuth;
+  /** The gateway's own `x-tollgate-*` headers for this request (the payment context), flat pairs. */
+  gatewayHeaders?: readonly string[];
 }
 
 /** Flat `[name, value, …]` list for undici (no intermediate object). */
@@ -92,6 +95,8 @@ export function buildRequestHeaders(client: ClientHeaders, ctx: ForwardingContex
     if (key.startsWith('x-service-') || key.startsWith('x-forwarded-') || key.charCodeAt(0) === 58 /* : */) {
       continue;
     }
+    // The gateway's own names (the signed payment context): a client must not forge them.
+    if (key.startsWith(GATEWAY_PREFIX)) continue;
     if (nominated?.has(key)) continue;
     if (key === 'content-type') hasContentType = true;
     else if (key === 'user-agent') hasUserAgent = true;
@@ -106,6 +111,7 @@ export function buildRequestHeaders(client: ClientHeaders, ctx: ForwardingContex
   if (ctx.forwardedProto) out.push('x-forwarded-proto', ctx.forwardedProto);
   if (ctx.forwardedHost) out.push('x-forwarded-host', ctx.forwardedHost);
   out.push('x-request-id', ctx.requestId);
+  if (ctx.gatewayHeaders) out.push(...ctx.gatewayHeaders);
 
   if (ctx.auth.type === 'bearer') out.push('authorization', `Bearer ${ctx.auth.secret}`);
   else if (ctx.auth.type === 'header') out.push(authHeader!, ctx.auth.secret);

@@ -49,6 +49,11 @@ export interface ForwardRequest {
   requestId: string;
   /** Aborts the exchange (and destroys a streaming body) when the client goes away. */
   signal?: AbortSignal;
+  /**
+   * The gateway's `x-tollgate-*` headers (the payment context), made from the exact request
+   * target sent to the origin (path and query, after query auth), which their signature covers.
+   */
+  gatewayHeaders?: (target: string) => readonly string[];
 }
 
 export type ForwardResult =
@@ -121,6 +126,7 @@ export function createForwarder(opts: ForwarderOptions): Forwarder {
       userAgent: opts.userAgent,
       hasBody: body !== null,
       auth: req.auth,
+      ...(req.gatewayHeaders ? { gatewayHeaders: req.gatewayHeaders(path) } : {}),
     });
 
     const controller = new AbortController();
