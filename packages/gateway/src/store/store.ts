@@ -602,6 +602,88 @@ export interface RefundRepo {
   release(hold: RefundHold, error: string, nowMs: number): Promise<boolean>;
 }
 
+// ---------------------------------------------------------------------------
+// Payment read models (issue 13): earnings and payment lists over redemptions, read only.
+
+/** One payment as the read models see it (a redemption with what it sold). */
+export interface PaymentRecord {
+  id: string;
+  chain: Chain;
+  network: string;
+  txId: string;
+  payer: string;
+  requirementId: string;
+  state: Redemption['state'];
+  projectId: string | null;
+  /** The project's slug now; null for inference or a deleted project. */
+  projectSlug: string | null;
+  endpointId: string | null;
+  /** Method and path of the endpoint now; null for inference or a deleted endpoint. */
+  endpoint: { id: string; method: string; path: string } | null;
+  /** What was priced: `ep:<id>`, `inf:chat:<model>`, `inf:embeddings:<model>`, `inf:conv:<id>`. */
+  subject: string | null;
+  /** 1 (X-PAYMENT, split) or 2 (PAYMENT-SIGNATURE, exact). */
+  x402Version: 1 | 2;
+  /** Gross and fee, atomic units. */
+  amount: bigint;
+  fee: bigint;
+  replays: number;
+  refundState: string | null;
+  createdAtMs: number;
+  deliveredAtMs: number | null;
+}
+
+/** Statuses a list can be filtered by: payments/payment-status.ts defines them. */
+export type PaymentStatusFilter = 'delivered' | 'replayed' | 'retryable' | 'undelivered' | 'refunding' | 'refunded';
+
+/** Whose payments: one project's, one payer's (on one chain), or every payment (operator). */
+export type PaymentScope = { projectId: string } | { payer: Owner } | { all: true };
+
+export interface PaymentListQuery {
+  scope: PaymentScope;
+  /** created_at in [fromMs, toMs). */
+  fromMs: number;
+  toMs: number;
+  status?: PaymentStatusFilter;
+  /** With `undeliveredAfterMs`, decides retryable vs undelivered exactly as paymentStatus does. */
+  nowMs: number;
+  undeliveredAfterMs: number;
+  /** Keyset: the last payment of the previous page (newest first). */
+  after?: { createdAtMs: number; id: string };
+  limit: number;
+}
+
+export type EarningsGroup = 'day' | 'endpoint' | 'chain';
+
+export interface EarningsFigures {
+  chain: Chain;
+  requests: number;
+  gross: bigint;
+  fee: bigint;
+}
+
+export interface EarningsRow extends EarningsFigures {
+  /** Day: the UTC date, YYYY-MM-DD; endpoint: the endpoint id ('' if none); chain: the chain. */
+  key: string;
+}
+
+export interface PaymentReadRepo {
+  /**
+   * Delivered (and replayed) payments of a project with created_at in [fromMs, toMs):
+   * exact totals per chain, and rows per (group key, chain) ordered by key then chain.
+   */
+  earnings(q: {
+    projectId: string;
+    fromMs: number;
+    toMs: number;
+    groupBy: EarningsGroup;
+  }): Promise<{ totals: EarningsFigures[]; rows: EarningsRow[] }>;
+  /** Payments newest first (created_at desc, id desc), at most `limit` (bounded to 1..1000). */
+  list(q: PaymentListQuery): Promise<PaymentRecord[]>;
+  /** Method and path of endpoints by id (one query); unknown ids are absent. */
+  endpointLabels(ids: string[]): Promise<{ id: string; method: string; path: string }[]>;
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   projects: ProjectRepo;
@@ -613,6 +695,7 @@ export interface Store {
   conversations: ConversationRepo;
   payables: PayableRepo;
   refunds: RefundRepo;
+  paymentReads: PaymentReadRepo;
   /** Cheap liveness query for /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -9,6 +9,7 @@ import { catalogContract } from './contract/catalog.ts';
 import { conversationContract } from './contract/conversations.ts';
 import { directoryContract } from './contract/directory.ts';
 import { payableContract } from './contract/payables.ts';
+import { paymentReadContract } from './contract/payment-reads.ts';
 import { redemptionContract } from './contract/redemptions.ts';
 import { refundContract } from './contract/refunds.ts';
 
@@ -37,6 +38,7 @@ export function runStoreContract(name: string, makeStore: () => Promise<Store>):
     authContract(get);
     conversationContract(get);
     payableContract(get);
+    paymentReadContract(get);
     refundContract(get);
   });
 }

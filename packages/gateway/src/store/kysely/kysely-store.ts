@@ -6,6 +6,7 @@ import type { Backend } from './backend.ts';
 import { conversationRepo } from './conversation-repo.ts';
 import { endpointRepo } from './endpoint-repo.ts';
 import { payableRepo } from './payable-repo.ts';
+import { paymentReadRepo } from './payment-read-repo.ts';
 import { projectRepo } from './project-repo.ts';
 import { railRepo } from './rail-repo.ts';
 import { redemptionRepo } from './redemption-repo.ts';
@@ -26,6 +27,7 @@ export function kyselyStore(backend: Backend, onClose: () => Promise<void> = asy
     conversations: conversationRepo(backend),
     payables: payableRepo(backend),
     refunds: refundRepo(backend),
+    paymentReads: paymentReadRepo(backend),
     async ping() {
       await sql`select 1`.execute(db);
     },
