@@ -17,6 +17,7 @@ import { installErrorHandling } from './error-handling.ts';
 import { healthRoutes } from './health.ts';
 import { inferenceRoutes } from './inference.ts';
 import { marketplaceRoutes } from './marketplace.ts';
+import { openApiRoutes, registerOpenApi } from './openapi.ts';
 import { providerRoutes } from './provider.ts';
 import { rateLimit } from './rate-limit.ts';
 import { sandboxRoutes } from './sandbox.ts';
@@ -53,6 +54,8 @@ export async function buildApp(
     // Slow clients: deadlines for headers and request bodies; never for responses.
     ...serverTimeoutOptions(deps.config),
   });
+  // First: /openapi.json and /docs learn every route from the onRoute hook.
+  await registerOpenApi(app, deps);
   // Before the not-found handler is set, so that 404s get the access log's hooks too.
   installAccessLog(app, deps.metrics);
   installErrorHandling(app);
@@ -65,6 +68,7 @@ export async function buildApp(
   corsAndNosniff(app, deps.config);
   rateLimit(app, deps);
   healthRoutes(app, deps);
+  openApiRoutes(app);
   marketplaceRoutes(app, deps);
   authRoutes(app, deps);
   providerRoutes(app, deps);
