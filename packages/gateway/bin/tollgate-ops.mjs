@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run payout -- …`: the Node check first, then the operator commands (src/ops/cli.ts).
+// `npm run payout -- …`, `npm run reconcile -- …`: the Node check first, then the operator commands (src/ops/cli.ts).
 import { requireNode } from './node-preflight.mjs';
 
 requireNode();

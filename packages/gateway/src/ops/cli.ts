@@ -1,8 +1,10 @@
 /**
  * Operator commands, run beside the gateway against its configuration and database:
- * `node packages/gateway/src/ops/cli.ts payout …` (`npm run payout -- …`).
+ * `node packages/gateway/src/ops/cli.ts payout …` (`npm run payout -- …`) and
+ * `… reconcile …` (`npm run reconcile -- …`).
  */
 import { PAYOUT_USAGE, payoutCommand } from './payout-command.ts';
+import { RECONCILE_USAGE, reconcileCommand } from './reconcile-command.ts';
 
 const io = {
   out: (text: string) => void process.stdout.write(text),
@@ -12,7 +14,8 @@ const io = {
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === 'payout') return payoutCommand(rest, process.env, io);
-  io.err(`tollgate operator commands:\n  ${PAYOUT_USAGE}\n`);
+  if (command === 'reconcile') return reconcileCommand(rest, process.env, io);
+  io.err(`tollgate operator commands:\n  ${PAYOUT_USAGE}\n  ${RECONCILE_USAGE}\n`);
   return 2;
 }
 

@@ -684,6 +684,42 @@ export interface PaymentReadRepo {
   endpointLabels(ids: string[]): Promise<{ id: string; method: string; path: string }[]>;
 }
 
+// ---------------------------------------------------------------------------
+// The ledger as the reconciliation reads it (ops/reconcile.ts; docs/operations-reconcile.md).
+
+/** A redemption with what was quoted for it (`meta`: splits, price, fee, x402Version). */
+export interface LedgerRedemption {
+  id: string;
+  chain: Chain;
+  network: string;
+  txId: string;
+  nonce: string;
+  payer: string;
+  state: Redemption['state'];
+  createdAtMs: number;
+  projectId: string | null;
+  endpointId: string | null;
+  /** Gross and fee columns, atomic units (null only on a row no migration could fill). */
+  amount: bigint | null;
+  fee: bigint | null;
+  refundState: string | null;
+  /** The stored `meta` JSON text, as written when the payment was claimed. */
+  meta: string;
+}
+
+export interface LedgerRepo {
+  /** Redemptions with created_at in [fromMs, toMs), oldest first (created_at, id), after a key. */
+  redemptions(q: {
+    fromMs: number;
+    toMs: number;
+    chain?: Chain;
+    after?: { createdAtMs: number; id: string };
+    limit: number;
+  }): Promise<LedgerRedemption[]>;
+  /** Payouts that recorded a transaction, created in [fromMs, toMs), oldest first. */
+  payouts(q: { fromMs: number; toMs: number; chain?: Chain }): Promise<Payout[]>;
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   projects: ProjectRepo;
@@ -694,6 +730,7 @@ export interface Store {
   auth: AuthRepo;
   conversations: ConversationRepo;
   payables: PayableRepo;
+  ledger: LedgerRepo;
   refunds: RefundRepo;
   paymentReads: PaymentReadRepo;
   /** Cheap liveness query for /readyz. */

@@ -8,6 +8,7 @@ import { authContract } from './contract/auth.ts';
 import { catalogContract } from './contract/catalog.ts';
 import { conversationContract } from './contract/conversations.ts';
 import { directoryContract } from './contract/directory.ts';
+import { ledgerContract } from './contract/ledger.ts';
 import { payableContract } from './contract/payables.ts';
 import { paymentReadContract } from './contract/payment-reads.ts';
 import { redemptionContract } from './contract/redemptions.ts';
@@ -38,6 +39,7 @@ export function runStoreContract(name: string, makeStore: () => Promise<Store>):
     authContract(get);
     conversationContract(get);
     payableContract(get);
+    ledgerContract(get);
     paymentReadContract(get);
     refundContract(get);
   });

@@ -5,6 +5,7 @@ import { authRepo } from './auth-repo.ts';
 import type { Backend } from './backend.ts';
 import { conversationRepo } from './conversation-repo.ts';
 import { endpointRepo } from './endpoint-repo.ts';
+import { ledgerRepo } from './ledger-repo.ts';
 import { payableRepo } from './payable-repo.ts';
 import { paymentReadRepo } from './payment-read-repo.ts';
 import { projectRepo } from './project-repo.ts';
@@ -26,6 +27,7 @@ export function kyselyStore(backend: Backend, onClose: () => Promise<void> = asy
     auth: authRepo(backend),
     conversations: conversationRepo(backend),
     payables: payableRepo(backend),
+    ledger: ledgerRepo(backend),
     refunds: refundRepo(backend),
     paymentReads: paymentReadRepo(backend),
     async ping() {
