@@ -1,4 +1,5 @@
 export * from '@tollgate/protocol';
+export * from './mcp.ts';
 export * from './paid-retry.ts';
 export * from './pay-fetch.ts';
 export * from './sign-in.ts';

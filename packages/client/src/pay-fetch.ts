@@ -12,30 +12,20 @@
  * (`errorsAsResponses`), in the OpenAI error envelope, so the SDK raises an API error
  * with the message and the code.
  */
-import {
-  type AcceptOption,
-  buildPaymentProof,
-  encodePaymentProof,
-  formatAmount,
-  type PaymentRequirement,
-  ProtocolError,
-  parseAmount,
-  parsePaymentRequirement,
-} from '@tollgate/protocol';
+import { type PaymentRequirement, ProtocolError, parsePaymentRequirement } from '@tollgate/protocol';
 import { gatewayErrorOf, jsonObject } from './error-body.ts';
 import { type RetryEvent, retryWithProof, UndeliveredPaymentError } from './paid-retry.ts';
-import { assertNetwork } from './wallets/network.ts';
+import { createSpender, lifetimeLeft, type SpendEvent } from './spend.ts';
 import type { PaymentWallet } from './wallets/wallet.ts';
 
 export type { PaidRequest, RetryEvent } from './paid-retry.ts';
+export { DEFAULT_MAX_PER_REQUEST, DEFAULT_MIN_QUOTE_LIFETIME_MS } from './spend.ts';
 
 export type PayEvent =
   | { type: 'challenge'; url: string; requirement: PaymentRequirement }
   /** The quote expires within `minQuoteLifetimeMs`: asking once for a fresh one (nothing paid). */
   | { type: 'requote'; expiresAt: string }
-  | { type: 'paying'; option: AcceptOption; wallet: string }
-  /** Money moved. `proof` is the X-PAYMENT value: keep it if you want to resend the request yourself. */
-  | { type: 'paid'; txHashOrDigest: string; option: AcceptOption; proof: string }
+  | SpendEvent
   | RetryEvent
   | { type: 'done'; status: number };
 
@@ -91,11 +81,6 @@ export interface PayFetch {
 
 type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
-/** The per-request cap when the caller sets none: a typo'd price or a hostile gateway costs at most this. */
-export const DEFAULT_MAX_PER_REQUEST = '0.10';
-/** The least lifetime a quote must have left to be paid, when the caller sets none. */
-export const DEFAULT_MIN_QUOTE_LIFETIME_MS = 30_000;
-
 /**
  * Wraps a fetch so that it pays 402 challenges. Throws `ProtocolError` before paying
  * (`payment_limit_exceeded`, `quote_expired`, `network_mismatch`, `unsupported_chain`,
@@ -113,12 +98,15 @@ export const DEFAULT_MIN_QUOTE_LIFETIME_MS = 30_000;
  * }
  */
 export function payFetch(fetchImpl: FetchLike, opts: PayFetchOptions): PayFetch {
-  const maxPerRequestText = opts.maxPerRequest === undefined ? DEFAULT_MAX_PER_REQUEST : opts.maxPerRequest;
-  const maxPerRequest = maxPerRequestText === null ? null : parseAmount(maxPerRequestText, 6);
-  const minQuoteLifetimeMs = opts.minQuoteLifetimeMs ?? DEFAULT_MIN_QUOTE_LIFETIME_MS;
-  const maxPerSession = opts.maxPerSession === undefined ? null : parseAmount(opts.maxPerSession, 6);
   const emit = (e: PayEvent) => opts.onEvent?.(e);
-  let spent = 0n;
+  const spender = createSpender({
+    wallets: opts.wallets,
+    ...(opts.maxPerRequest !== undefined ? { maxPerRequest: opts.maxPerRequest } : {}),
+    ...(opts.maxPerSession !== undefined ? { maxPerSession: opts.maxPerSession } : {}),
+    ...(opts.minQuoteLifetimeMs !== undefined ? { minQuoteLifetimeMs: opts.minQuoteLifetimeMs } : {}),
+    onEvent: emit,
+  });
+  const { minQuoteLifetimeMs } = spender;
 
   const pay = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     // Freeze the request so the paid retry sends exactly the same bytes.
@@ -183,41 +171,8 @@ export function payFetch(fetchImpl: FetchLike, opts: PayFetchOptions): PayFetch 
     // From here on a failure is the payment's, not the connection's.
     state.paying = true;
 
-    const { wallet, option } = await choose(requirement, opts.wallets, init.signal ?? undefined);
-    const total = checkOption(option);
-    if (maxPerRequest !== null && total > maxPerRequest) {
-      throw new ProtocolError(
-        'payment_limit_exceeded',
-        `price ${option.totalAmount} USDC exceeds the per-request limit ${maxPerRequestText} USDC` +
-          (opts.maxPerRequest === undefined ? ' (the default; set maxPerRequest to change it)' : ''),
-      );
-    }
-    if (maxPerSession !== null && spent + total > maxPerSession) {
-      throw new ProtocolError(
-        'payment_limit_exceeded',
-        `paying ${option.totalAmount} USDC would exceed the session limit ${opts.maxPerSession}`,
-      );
-    }
-    // Checked last, right before the money moves.
-    const left = lifetimeLeft(requirement);
-    if (left < minQuoteLifetimeMs) {
-      throw new ProtocolError(
-        'quote_expired',
-        left <= 0
-          ? `the payment requirement expired at ${requirement.expiresAt}; nothing was paid`
-          : `the payment requirement expires in ${Math.round(left / 1000)} s (at ${requirement.expiresAt}), ` +
-              `less than the ${minQuoteLifetimeMs / 1000} s a payment needs to land; nothing was paid`,
-      );
-    }
-
-    emit({ type: 'paying', option, wallet: wallet.address });
-    const txHashOrDigest = await wallet.pay(option, init.signal ? { signal: init.signal } : {});
-    spent += total;
-    const proof = encodePaymentProof(
-      buildPaymentProof(requirement, option, { payer: wallet.address, txHashOrDigest }),
-    );
+    const { encoded: proof } = await spender.pay(requirement, init.signal ?? undefined);
     state.proof = proof;
-    emit({ type: 'paid', txHashOrDigest, option, proof });
 
     // From here on the request is only ever sent again with this proof: never paid twice.
     const headers = Object.fromEntries(request.headers);
@@ -235,7 +190,7 @@ export function payFetch(fetchImpl: FetchLike, opts: PayFetchOptions): PayFetch 
     emit({ type: 'done', status: response.status });
     return response;
   };
-  Object.defineProperty(pay, 'spent', { get: () => spent });
+  Object.defineProperty(pay, 'spent', { get: () => spender.spent });
   return pay as PayFetch;
 }
 
@@ -313,53 +268,4 @@ async function refusedProofResponse(res: Response, proof: string): Promise<Respo
     `the gateway refused the payment proof${reason ? ` (${reason})` : ''}${message ? `: ${message}` : ''}`,
     { ...(reason ? { reason } : {}), proof },
   );
-}
-
-/** ms until the requirement expires (negative once expired; -Infinity when unreadable). */
-function lifetimeLeft(requirement: PaymentRequirement): number {
-  const at = Date.parse(requirement.expiresAt);
-  return Number.isNaN(at) ? Number.NEGATIVE_INFINITY : at - Date.now();
-}
-
-/**
- * The first wallet (in the caller's order) whose chain is offered and whose node is on
- * the offered network. Nothing is paid here; a wallet on the wrong network is skipped.
- */
-async function choose(
-  requirement: PaymentRequirement,
-  wallets: PaymentWallet[],
-  signal?: AbortSignal,
-): Promise<{ wallet: PaymentWallet; option: AcceptOption }> {
-  let mismatch: ProtocolError | undefined;
-  for (const wallet of wallets) {
-    const option = requirement.accepts.find((a) => a.chain === wallet.chain);
-    if (!option) continue;
-    try {
-      const identity = await wallet.chainIdentity(signal ? { signal } : {});
-      assertNetwork(option, identity, `the node of wallet ${wallet.address}`);
-      return { wallet, option };
-    } catch (e) {
-      if (!(e instanceof ProtocolError) || e.code !== 'network_mismatch') throw e;
-      mismatch ??= e;
-    }
-  }
-  if (mismatch) throw mismatch;
-  const offered = requirement.accepts.map((a) => a.chain).join(', ') || 'none';
-  throw new ProtocolError(
-    'unsupported_chain',
-    `none of the wallets' chains is accepted (offered: ${offered})`,
-  );
-}
-
-/** The total of an option, after checking it adds up: never trust a total the splits don't make. */
-function checkOption(option: AcceptOption): bigint {
-  const total = parseAmount(option.totalAmount, option.decimals);
-  const sum = option.splits.reduce((acc, s) => acc + parseAmount(s.amount, option.decimals), 0n);
-  if (sum !== total) {
-    throw new ProtocolError(
-      'invalid_requirement',
-      `splits add up to ${formatAmount(sum, option.decimals)}, not ${option.totalAmount}`,
-    );
-  }
-  return total;
 }

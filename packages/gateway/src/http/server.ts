@@ -17,6 +17,7 @@ import { installErrorHandling } from './error-handling.ts';
 import { healthRoutes } from './health.ts';
 import { inferenceRoutes } from './inference.ts';
 import { marketplaceRoutes } from './marketplace.ts';
+import { mcpRoutes } from './mcp.ts';
 import { openApiRoutes, registerOpenApi } from './openapi.ts';
 import { providerRoutes } from './provider.ts';
 import { rateLimit } from './rate-limit.ts';
@@ -76,6 +77,7 @@ export async function buildApp(
   discoveryRoutes(app, deps);
   inferenceRoutes(app, deps);
   conversationRoutes(app, deps);
+  mcpRoutes(app, deps);
   webRoutes(app, deps);
   if (opts.sandbox) sandboxRoutes(app, deps, opts.sandbox);
   return app;
