@@ -5,7 +5,7 @@
  */
 import { createHash, hkdfSync } from 'node:crypto';
 
-export type KeyPurpose = 'requirement-token/v1' | 'origin-secrets/v1' | 'session-token/v1';
+export type KeyPurpose = 'requirement-token/v1' | 'origin-secrets/v1' | 'session-token/v1' | 'page-cursor/v1';
 
 export interface DerivedKey {
   kid: string;

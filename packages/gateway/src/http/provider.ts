@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { apiRoutes } from './providers/api-routes.ts';
+import { earningsRoutes } from './providers/earnings-routes.ts';
 import { endpointRoutes } from './providers/endpoint-routes.ts';
 import { requireAuthentication } from './providers/principal.ts';
 import { projectRoutes } from './providers/project-routes.ts';
@@ -23,5 +24,6 @@ export function providerRoutes(app: FastifyInstance, deps: Deps): void {
     apiRoutes(scope, deps);
     endpointRoutes(scope, deps);
     railRoutes(scope, deps);
+    earningsRoutes(scope, deps);
   });
 }

@@ -18,7 +18,9 @@ import { healthRoutes } from './health.ts';
 import { inferenceRoutes } from './inference.ts';
 import { marketplaceRoutes } from './marketplace.ts';
 import { mcpRoutes } from './mcp.ts';
+import { meRoutes } from './me-routes.ts';
 import { openApiRoutes, registerOpenApi } from './openapi.ts';
+import { operatorPaymentRoutes } from './operator-payment-routes.ts';
 import { providerRoutes } from './provider.ts';
 import { rateLimit } from './rate-limit.ts';
 import { sandboxRoutes } from './sandbox.ts';
@@ -73,6 +75,8 @@ export async function buildApp(
   marketplaceRoutes(app, deps);
   authRoutes(app, deps);
   providerRoutes(app, deps);
+  meRoutes(app, deps);
+  operatorPaymentRoutes(app, deps);
   directoryRoutes(app, deps);
   discoveryRoutes(app, deps);
   inferenceRoutes(app, deps);
