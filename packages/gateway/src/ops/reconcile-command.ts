@@ -127,7 +127,7 @@ export function formatReconcile(r: ReconcileReport, chains: readonly Chain[]): s
     r.ok
       ? 'ledger and chain agree'
       : r.mismatches.length > 0
-        ? `${r.mismatches.length} transaction${r.mismatches.length === 1 ? '' : 's'} do not match the ledger`
+        ? `${r.mismatches.length} transaction${r.mismatches.length === 1 ? ' does' : 's do'} not match the ledger`
         : `${r.unchecked.length} could not be checked`,
   );
   return `${lines.join('\n')}\n`;

@@ -5,6 +5,10 @@
  * headers a client sends never reach the origin, paid or free.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { payFetch } from '@tollgate/client';
 import { decodePaymentReceipt } from '@tollgate/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,13 +17,32 @@ import { verifyPaymentContext } from '../../src/providers/payment-context.ts';
 import { type Harness, startHarness, UPSTREAM_KEY } from '../support/gateway-harness.ts';
 
 let h: Harness;
+let snippetDir: string;
+/** The verification snippet of docs/provider-api.md, loaded as the module a provider would paste. */
+let verifyTollgate: (
+  req: { headers: Record<string, unknown>; method: string; url: string },
+  secret: string,
+) => Record<string, string> | null;
+
+async function loadDocsSnippet() {
+  const doc = readFileSync(new URL('../../../../docs/provider-api.md', import.meta.url), 'utf8');
+  const section = doc.slice(doc.indexOf('## Payment context headers'));
+  const code = /```js\n([\s\S]*?)```/.exec(section)?.[1];
+  if (!code) throw new Error('no js snippet under "Payment context headers" in docs/provider-api.md');
+  snippetDir = mkdtempSync(join(tmpdir(), 'tollgate-snippet-'));
+  const file = join(snippetDir, 'verify.mjs');
+  writeFileSync(file, code);
+  ({ verifyTollgate } = await import(pathToFileURL(file).href));
+}
 
 beforeAll(async () => {
+  await loadDocsSnippet();
   // No minimum fee, so the `free` endpoint is really free (no payment at all).
   h = await startHarness({ env: { PLATFORM_FEE_MIN: '0' } });
 });
 afterAll(async () => {
   await h?.close();
+  if (snippetDir) rmSync(snippetDir, { recursive: true, force: true });
 });
 
 const tollgateHeaders = (headers: Record<string, unknown>) =>
@@ -83,6 +106,19 @@ describe('payment context headers at the origin', () => {
         false,
       );
       expect(verifyPaymentContext(seen.headers, req, 'another-origin-secret').ok).toBe(false);
+
+      // The docs' snippet, as pasted by a provider, agrees.
+      const asNode = { headers: seen.headers, method: seen.method, url: seen.url };
+      expect(verifyTollgate(asNode, UPSTREAM_KEY)).toMatchObject({ payer: wallet.address, amount: '0.022' });
+      expect(verifyTollgate({ ...asNode, headers: tampered }, UPSTREAM_KEY)).toBeNull();
+      expect(
+        verifyTollgate(
+          { ...asNode, headers: { ...seen.headers, 'x-tollgate-payer': 'someone' } },
+          UPSTREAM_KEY,
+        ),
+      ).toBeNull();
+      expect(verifyTollgate({ ...asNode, method: 'GET' }, UPSTREAM_KEY)).toBeNull();
+      expect(verifyTollgate(asNode, 'another-origin-secret')).toBeNull();
     });
   }
 
