@@ -1,7 +1,7 @@
 /**
- * What the payout command needs from a chain (one file per chain beside this one):
- * sign one batched USDC transfer from the platform wallet, broadcast it, and tell
- * whether a recorded transaction moved the money, cannot any more, or may still.
+ * What the payout and refund commands need from a chain (one file per chain beside
+ * this one): sign one batched USDC transfer from the platform wallet, broadcast it,
+ * and tell whether a recorded transaction moved the money, cannot any more, or may still.
  */
 import type { Chain } from '../store/store.ts';
 
@@ -52,4 +52,9 @@ export interface PayoutChain {
   /** Broadcasts (again) a signed payout. Throws when the outcome is unknown (network, timeout). */
   send(signed: SignedPayout): Promise<SendResult>;
   status(signed: SignedPayout): Promise<PayoutTxStatus>;
+  /**
+   * The fate of any transaction by its id (a payer's payment, for the refund command):
+   * executed successfully at the required commitment, executed and failed, or not seen.
+   */
+  txOutcome(tx: string): Promise<'landed' | 'failed' | 'unseen'>;
 }

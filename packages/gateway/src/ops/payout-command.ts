@@ -68,7 +68,8 @@ function parse(argv: readonly string[]): PayoutArgs {
   return { chain, dryRun: values['dry-run'] === true, maxRecipients, json: values['json'] === true };
 }
 
-async function openChain(config: Readonly<Config>, chain: Chain): Promise<PayoutChain> {
+/** The platform wallet of a chain, its key checked against the platform address (also for refunds). */
+export async function openChain(config: Readonly<Config>, chain: Chain): Promise<PayoutChain> {
   const rpcUrl = chain === 'solana' ? config.solanaRpcUrl : config.suiRpcUrl;
   if (!rpcUrl) {
     const name = chain === 'solana' ? 'SOLANA_RPC_URL' : 'SUI_RPC_URL';

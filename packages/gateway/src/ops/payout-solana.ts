@@ -177,6 +177,16 @@ export function solanaPayoutChain(opts: SolanaPayoutOptions): PayoutChain {
       }
     },
 
+    async txOutcome(tx) {
+      const { value } = await rpc
+        .getSignatureStatuses([tx as Signature], { searchTransactionHistory: true })
+        .send();
+      const s = value[0];
+      if (!s) return 'unseen';
+      if (s.err) return 'failed';
+      return wanted.includes(s.confirmationStatus ?? '') ? 'landed' : 'unseen';
+    },
+
     async status(signed: SignedPayout): Promise<PayoutTxStatus> {
       // Height first: a transaction not seen AFTER the chain passed its last valid height never lands.
       const height = await rpc.getBlockHeight({ commitment: 'confirmed' }).send();

@@ -165,6 +165,11 @@ export function suiPayoutChain(opts: SuiPayoutOptions): PayoutChain {
       }
     },
 
+    async txOutcome(tx) {
+      const seen = await executed(tx);
+      return seen === null ? 'unseen' : seen.kind === 'landed' ? 'landed' : 'failed';
+    },
+
     async status(signed: SignedPayout): Promise<PayoutTxStatus> {
       const seen = await executed(signed.tx);
       if (seen) return seen;
