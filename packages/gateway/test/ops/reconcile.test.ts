@@ -3,7 +3,8 @@
  * chains (SPEC splits on each, a stock x402 v2 payment on Sui) the ledger and the chain
  * agree and the command exits 0; once a ledger row is altered (the gross column, a split's
  * recipient, the provider's payable) it exits non-zero and names that transaction; a
- * transaction the chain does not know is named too.
+ * transaction the chain does not know is named too; an unreachable chain is "unchecked"
+ * (exit 3), never a mismatch.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -34,13 +35,13 @@ interface CliRun {
   stderr: string;
 }
 
-function reconcile(args: string[] = []): Promise<CliRun> {
+function reconcile(args: string[] = [], extraEnv: EnvInput = {}): Promise<CliRun> {
   const range = ['--from', new Date(startedAt).toISOString(), '--to', String(Date.now() + 60_000)];
   return new Promise((done) => {
     execFile(
       process.execPath,
       [CLI, 'reconcile', ...range, ...args],
-      { env: { PATH: process.env['PATH'] ?? '', ...env } as NodeJS.ProcessEnv, timeout: 60_000 },
+      { env: { PATH: process.env['PATH'] ?? '', ...env, ...extraEnv } as NodeJS.ProcessEnv, timeout: 60_000 },
       (err, stdout, stderr) =>
         done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     );
@@ -162,6 +163,15 @@ describe('npm run reconcile on the sandbox chains', () => {
     } finally {
       undo();
     }
+  });
+
+  it('exits 3 naming what it could not check when the chain cannot be reached, never calling it a mismatch', async () => {
+    const run = await reconcile(['--chain', 'sui'], { SUI_RPC_URL: 'http://127.0.0.1:1' });
+    expect(run.code).toBe(3);
+    expect(run.stdout).toContain('sui: checked 2, ok 0, mismatches 0, unchecked 2');
+    expect(run.stdout).toContain(`UNCHECKED sui tx ${txs.sui}`);
+    expect(run.stdout).toContain(`UNCHECKED sui tx ${txs.suiV2}`);
+    expect(run.stdout).not.toContain('MISMATCH');
   });
 
   it('names a transaction the chain does not know, and answers bad usage with 2', async () => {
