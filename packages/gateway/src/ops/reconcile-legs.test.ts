@@ -125,6 +125,10 @@ describe('reconciling a v1 payment leg by leg', () => {
       'gross_mismatch',
     ]);
     expect(codes(check(row(), tx(paid, { id: 'TX2' })))).toEqual(['tx_id_mismatch']);
+    // Below the required finality the normalizer fills nothing in: no leg is compared.
+    expect(codes(check(row(), tx(paid, { final: false, signers: [], deltas: [], memos: [] })))).toEqual([
+      'tx_not_final',
+    ]);
   });
 
   it('sums splits to one wallet, and counts a payer paying itself on its debit', () => {

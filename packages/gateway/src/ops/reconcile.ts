@@ -167,6 +167,15 @@ export async function runReconcile(input: ReconcileInput): Promise<ReconcileRepo
       else unchecked('redemption', row.id, row.chain, row.txId, tx.message);
       return;
     }
+    if (tx !== null && !tx.final && findings.length === 0) {
+      return unchecked(
+        'redemption',
+        row.id,
+        row.chain,
+        row.txId,
+        'not final on the chain yet; run again later',
+      );
+    }
     // A v2 payment is sent only when its answer is ready: an undelivered one may never have been.
     if (tx === null && expectation.x402Version === 2 && row.state !== 'delivered' && findings.length === 0) {
       report.chains[row.chain].notSent++;
@@ -197,6 +206,9 @@ export async function runReconcile(input: ReconcileInput): Promise<ReconcileRepo
     if (typeof source === 'string') return unchecked('payout', p.id, p.chain, tx, source);
     const observed = await lookUp(source, tx);
     if (observed instanceof Error) return unchecked('payout', p.id, p.chain, tx, observed.message);
+    if (observed !== null && !observed.final) {
+      return unchecked('payout', p.id, p.chain, tx, 'not final on the chain yet; run again later');
+    }
     if (p.state === 'failed') {
       const landed = observed?.success === true;
       const findings: Finding[] = landed
