@@ -3,6 +3,8 @@
  * schemas already tell @fastify/swagger: a summary, the tag, who may call it, whether it
  * is paid, and, for the routes that validate their body in code with zod instead of a
  * Fastify schema, that very zod schema (rendered by openapi-schemas.ts `jsonSchemaOf`).
+ * A route may carry its own `summary` and `description` in its schema (Fastify ignores
+ * them); the tag is always the group's, so the reference has one section per group.
  * Keys are `METHOD /path` in OpenAPI form (`{param}`, a wildcard is `{*}`); `*` as the
  * method stands for every method of a multi-method route. The OpenAPI test fails when a
  * registered route has no entry here, so a new route cannot go undocumented.
@@ -21,7 +23,8 @@ import { embeddingsRequestSchema } from '../inference/embeddings-request.ts';
 export type Auth = 'session' | 'operator' | 'sessionOrOperator' | 'none';
 
 export interface OperationDoc {
-  summary: string;
+  /** Required here unless the route's own `schema.summary` has one (the route's wins). */
+  summary?: string;
   description?: string;
   /** The zod schema the handler validates its JSON body with (routes without a Fastify body schema). */
   body?: z.ZodType;
@@ -33,6 +36,8 @@ export interface OperationDoc {
   ok?: { status: 201 | 204; description: string };
   /** Overrides the group's. */
   auth?: Auth;
+  /** Refusals in JSON-RPC (the MCP transport's) as well as Tollgate's body. */
+  jsonRpcErrors?: true;
 }
 
 interface Group {
@@ -166,6 +171,29 @@ const GROUPS: Group[] = [
       'PUT /v1/projects/{slug}/rails/{chain}': { summary: 'Set the payment rail of a chain' },
       'GET /v1/projects/{slug}/rails': { summary: 'List the project’s payment rails' },
       'DELETE /v1/projects/{slug}/rails/{chain}': { summary: 'Remove a payment rail', ok: deleted },
+      // Summaries in providers/earnings-routes.ts.
+      'GET /v1/projects/{slug}/earnings': {},
+      'GET /v1/projects/{slug}/payments': {},
+    },
+  },
+  {
+    tag: 'Payments',
+    description: 'Payment history: a payer’s own, and every payment for the operator.',
+    auth: 'session',
+    operations: {
+      // Summaries in me-routes.ts and operator-payment-routes.ts.
+      'GET /v1/me/payments': {},
+      'GET /v1/payments': { auth: 'operator' },
+    },
+  },
+  {
+    tag: 'MCP',
+    description: 'Model Context Protocol server: the directory’s endpoints and inference as paid tools.',
+    auth: 'none',
+    operations: {
+      // Summaries and descriptions in mcp.ts.
+      '* /mcp': { jsonRpcErrors: true },
+      '* /mcp/{slug}': { jsonRpcErrors: true },
     },
   },
   {

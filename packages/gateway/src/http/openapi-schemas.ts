@@ -3,8 +3,10 @@
  * definition the gateway itself uses, never a copy kept by hand: the 402 body from
  * @tollgate/protocol's zod schema, the payment headers' JSON from the proof and receipt
  * schemas, the error envelopes from the code registry and OpenAI's error types in
- * errors.ts. The OpenAPI tests validate real responses against these same schemas.
+ * errors.ts, the MCP transport's JSON-RPC error from the MCP SDK's zod schema. The OpenAPI tests validate real responses against these same schemas.
  */
+
+import { JSONRPCErrorResponseSchema, RequestIdSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   ERROR_CODES,
   paymentProofSchema,
@@ -81,6 +83,14 @@ export const paymentRequiredSchema: JsonSchema = jsonSchemaOf(
   }),
 );
 
+/**
+ * What the MCP transport answers a request it refuses (/mcp). The SDK's schema has no
+ * `id: null`, which its own transport sends (JSON-RPC 2.0: the id could not be read).
+ */
+export const jsonRpcErrorSchema: JsonSchema = jsonSchemaOf(
+  JSONRPCErrorResponseSchema.extend({ id: RequestIdSchema.nullable().optional() }),
+);
+
 export const paymentProofJsonSchema: JsonSchema = jsonSchemaOf(paymentProofSchema);
 export const paymentReceiptJsonSchema: JsonSchema = jsonSchemaOf(paymentReceiptSchema);
 
@@ -91,6 +101,7 @@ export const SCHEMA_NAMES = {
   paymentRequired: 'PaymentRequired',
   paymentProof: 'PaymentProof',
   paymentReceipt: 'PaymentReceipt',
+  jsonRpcError: 'JsonRpcError',
 } as const;
 
 export const componentSchemas: Record<string, JsonSchema> = {
@@ -99,6 +110,7 @@ export const componentSchemas: Record<string, JsonSchema> = {
   [SCHEMA_NAMES.paymentRequired]: paymentRequiredSchema,
   [SCHEMA_NAMES.paymentProof]: paymentProofJsonSchema,
   [SCHEMA_NAMES.paymentReceipt]: paymentReceiptJsonSchema,
+  [SCHEMA_NAMES.jsonRpcError]: jsonRpcErrorSchema,
 };
 
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

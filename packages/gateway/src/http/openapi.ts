@@ -92,21 +92,20 @@ type Operation = Record<string, unknown> & {
   parameters?: unknown[];
 };
 
-const errorResponse = (path: string, description: string) => ({
-  description,
-  content: {
-    'application/json': {
-      schema: ref(usesOpenAiErrors(path) ? SCHEMA_NAMES.openAiError : SCHEMA_NAMES.error),
-    },
-  },
-});
+/** The error body a path answers in: the renderer picks the envelope with the same function. */
+function errorResponse(path: string, description: string, jsonRpc: boolean) {
+  const envelope = ref(usesOpenAiErrors(path) ? SCHEMA_NAMES.openAiError : SCHEMA_NAMES.error);
+  const schema = jsonRpc ? { anyOf: [ref(SCHEMA_NAMES.jsonRpcError), envelope] } : envelope;
+  return { description, content: { 'application/json': { schema } } };
+}
 
 /** Adds one operation's documentation to what @fastify/swagger generated from its route. */
 function enrich(method: string, path: string, op: Operation): void {
   const doc = operationDoc(method, path);
   if (!doc) return; // reported by the OpenAPI test: every route needs an entry
-  op.summary = doc.summary;
-  if (doc.description) op.description = doc.description;
+  // The route's own summary and description (in its schema) win over the table's.
+  if (doc.summary) op.summary ??= doc.summary;
+  if (doc.description) op.description ??= doc.description;
   op.tags = [doc.tag];
   const security = SECURITY[doc.auth];
   if (security) op.security = security;
@@ -145,10 +144,12 @@ function enrich(method: string, path: string, op: Operation): void {
       },
     };
   }
-  responses['4XX'] = errorResponse(path, 'Refused: the code says why (docs/errors.md).');
+  const jsonRpc = doc.jsonRpcErrors === true;
+  responses['4XX'] = errorResponse(path, 'Refused: the code says why (docs/errors.md).', jsonRpc);
   responses['5XX'] = errorResponse(
     path,
     'Failed on our side or upstream; `retryable` says whether to retry.',
+    jsonRpc,
   );
   op.responses = responses;
 }
