@@ -634,7 +634,13 @@ export interface PaymentRecord {
 }
 
 /** Statuses a list can be filtered by: payments/payment-status.ts defines them. */
-export type PaymentStatusFilter = 'delivered' | 'replayed' | 'retryable' | 'undelivered' | 'refunding' | 'refunded';
+export type PaymentStatusFilter =
+  | 'delivered'
+  | 'replayed'
+  | 'retryable'
+  | 'undelivered'
+  | 'refunding'
+  | 'refunded';
 
 /** Whose payments: one project's, one payer's (on one chain), or every payment (operator). */
 export type PaymentScope = { projectId: string } | { payer: Owner } | { all: true };
