@@ -9,7 +9,8 @@
  * (`retryable`), the same proof is sent again; it never pays twice for one call. When
  * the retries give up it throws `UndeliveredToolCallError` carrying the proof.
  *
- * The SDK is an optional peer dependency: this module imports its types only.
+ * This module imports the SDK's types only: the caller brings its connected Client, and
+ * payFetch users load none of the SDK.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
@@ -85,13 +86,22 @@ export function paymentResponseOf(result: ToolResult): Json | null {
   return isPlainObject(r) ? r : null;
 }
 
+/** Codes that mean "nothing was consumed or delivered; the same payment works later" (as payFetch's). */
+const RETRY_CODES = new Set([
+  'payment_pending',
+  'payment_in_progress',
+  'verification_unavailable',
+  'service_unavailable',
+  'rate_limited',
+]);
+
 /** Why a paid result should be sent again with the same proof (null: it is final). */
 function retryVerdict(result: ToolResult): { reason: string; delayMs: number | null } | null {
   if (result.isError !== true || paymentRequiredOf(result)) return null;
   if (paymentResponseOf(result)?.success === true) return null;
   const body = isPlainObject(result.structuredContent) ? result.structuredContent : null;
   const { gatewayError, retryable } = gatewayErrorOf(body);
-  if (!retryable) return null;
+  if (!retryable && !(gatewayError && RETRY_CODES.has(gatewayError))) return null;
   const http = (result._meta as Json | undefined)?.['tollgate/http'];
   const after = isPlainObject(http) && typeof http.retryAfter === 'number' ? http.retryAfter * 1000 : null;
   return { reason: gatewayError ?? 'retryable', delayMs: after };

@@ -6,6 +6,7 @@ import { commands as consoleCommands } from './console.ts';
 import { commands as demo } from './demo.ts';
 import { commands as endpoints } from './endpoints.ts';
 import { commands as funds } from './funds.ts';
+import { commands as mcp } from './mcp.ts';
 import { commands as payer } from './payer.ts';
 import { commands as projects } from './projects.ts';
 import { commands as rails } from './rails.ts';
@@ -19,5 +20,6 @@ export const COMMANDS: readonly CliCommand[] = [
   ...rails,
   ...payer,
   ...funds,
+  ...mcp,
   ...demo,
 ];
