@@ -40,7 +40,7 @@ function healthText(health, e) {
   return available === undefined ? 'unknown' : available ? 'healthy' : 'unavailable (upstream failing)';
 }
 
-function EndpointForm({ slug, apis, endpoint: current, onDone }) {
+function EndpointForm({ slug, apis, endpoint: current, onDone, onClose }) {
   const [apiId, setApiId] = useState(current?.apiId ?? apis[0]?.id ?? '');
   const [method, setMethod] = useState(current?.method ?? 'GET');
   const [path, setPath] = useState(current?.path ?? '');
@@ -87,6 +87,7 @@ function EndpointForm({ slug, apis, endpoint: current, onDone }) {
     <${Field} label=${`${p}timeout (ms)`} type="number" min="100" max="120000" value=${timeoutMs} onInput=${setTimeoutMs} />
     <${Checkbox} label=${`${p}enabled`} checked=${enabled} onChange=${setEnabled} />
     <button type="submit" disabled=${busy}>${current ? 'Save endpoint' : 'Create endpoint'}</button>
+    ${onClose ? html`<button type="button" class="secondary" onClick=${onClose}>Close</button>` : null}
     <${ErrorAlert} error=${error} />
     <${Status} busy=${busy} text=${status} />
   </form>`;
@@ -135,10 +136,8 @@ export function Endpoints({ slug, apis }) {
     <${Status} busy=${busy} text=${status} />
     ${
       current
-        ? html`<${EndpointForm} key=${current.id} slug=${slug} apis=${apis} endpoint=${current} onDone=${() => {
-            setEditing(null);
-            list.reload();
-          }} />`
+        ? html`<${EndpointForm} key=${current.id} slug=${slug} apis=${apis} endpoint=${current} onDone=${list.reload}
+            onClose=${() => setEditing(null)} />`
         : null
     }
     <h4>Add an endpoint</h4>

@@ -96,7 +96,7 @@ function ProjectPage({ slug, onBack }) {
     <${Endpoints} slug=${slug} apis=${apis.data?.apis ?? []} />
     <${Apis} slug=${slug} apis=${apis.data?.apis} error=${apis.error} reload=${apis.reload} />
     <${Rails} slug=${slug} />
-    <${Settings} key=${project.updatedAt} project=${project} onChanged=${reload} onDeleted=${onBack} />
+    <${Settings} key=${project.id} project=${project} onChanged=${reload} onDeleted=${onBack} />
   </article>`;
 }
 

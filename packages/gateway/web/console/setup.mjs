@@ -21,7 +21,7 @@ function authText(auth) {
 }
 
 /** Create (no `api`) or edit form; on edit, an empty secret keeps the stored auth. */
-function ApiForm({ slug, api: current, onDone }) {
+function ApiForm({ slug, api: current, onDone, onClose }) {
   const [name, setName] = useState(current?.name ?? '');
   const [baseUrl, setBaseUrl] = useState(current?.baseUrl ?? '');
   const [authType, setAuthType] = useState(current?.auth?.type ?? 'none');
@@ -54,6 +54,8 @@ function ApiForm({ slug, api: current, onDone }) {
         if (!current) {
           setName('');
           setBaseUrl('');
+          setAuthType('none');
+          setAuthName('');
         }
         onDone();
       },
@@ -78,6 +80,7 @@ function ApiForm({ slug, api: current, onDone }) {
         : null
     }
     <button type="submit" disabled=${busy}>${current ? 'Save API' : 'Add API'}</button>
+    ${onClose ? html`<button type="button" class="secondary" onClick=${onClose}>Close</button>` : null}
     <${ErrorAlert} error=${error} />
     <${Status} busy=${busy} text=${status} />
   </form>`;
@@ -115,10 +118,7 @@ export function Apis({ slug, apis, error: loadError, reload }) {
     ${
       editing && apis?.find((a) => a.id === editing)
         ? html`<${ApiForm} key=${editing} slug=${slug} api=${apis.find((a) => a.id === editing)}
-            onDone=${() => {
-              setEditing(null);
-              reload();
-            }} />`
+            onDone=${reload} onClose=${() => setEditing(null)} />`
         : null
     }
     <h4>Add an API</h4>
@@ -171,9 +171,7 @@ export function Rails({ slug }) {
     ${
       chains.data && rails.data
         ? chains.data.map(
-            (
-              c,
-            ) => html`<${RailRow} key=${`${c.chain}-${byChain[c.chain]?.updatedAt ?? ''}`} slug=${slug} chain=${c.chain}
+            (c) => html`<${RailRow} key=${c.chain} slug=${slug} chain=${c.chain}
               network=${c.network} rail=${byChain[c.chain]} onDone=${rails.reload} />`,
           )
         : html`<p>Loading…</p>`
