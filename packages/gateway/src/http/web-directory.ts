@@ -139,7 +139,7 @@ ${nextAfter ? html`<a rel="next" href="${homeUrl(q, category, encodeCursor(nextA
 
 function snippet(id: string, label: string, code: string): SafeHtml {
   return html`<figure class="snippet">
-<figcaption>${label} <button type="button" class="copy" data-copy="${id}" hidden>Copy</button></figcaption>
+<figcaption><span id="${id}-label">${label}</span> <button type="button" class="copy" data-copy="${id}" aria-describedby="${id}-label" hidden>Copy</button></figcaption>
 <pre><code id="${id}">${code}</code></pre>
 </figure>`;
 }

@@ -83,7 +83,11 @@ export function stockX402Snippet(s: SnippetInput): string {
 import { toClientSvmSigner } from '@x402/svm';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
 
-// signer: your @solana/kit KeyPairSigner holding USDC (the gateway pays the SOL fee).${rpcComment(s.network).replace(' //', '\n//')}
+// signer: your @solana/kit KeyPairSigner holding USDC (the gateway pays the SOL fee).${
+    s.network === 'mainnet'
+      ? ''
+      : '\n// Sandbox: SOLANA_RPC_URL from GET /sandbox/info; examples/stock-x402-client.mjs runs the whole flow.'
+  }
 const client = new x402Client().register(
   'solana:*',
   new ExactSvmScheme(toClientSvmSigner(signer), { rpcUrl: ${rpcUrl('solana', s.network)} }),

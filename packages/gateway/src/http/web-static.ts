@@ -93,7 +93,7 @@ export function safeJoin(root: string, relative: string): string | null {
 
 /**
  * Reads files under a root once and keeps them (the files ship with the gateway and do
- * not change while it runs). A missing file is remembered as missing for a few seconds.
+ * not change while it runs).
  */
 export function createFileCache(root: string) {
   const files = new Map<string, Promise<WebFile | null>>();
@@ -105,8 +105,8 @@ export function createFileCache(root: string) {
       pending = readFile(full).then(
         (body) => webFile(body, full),
         () => {
-          // Missing now (another file may appear later, e.g. during development): try again soon.
-          setTimeout(() => files.delete(full), 5_000).unref();
+          // Misses are not kept: made-up names must not grow the cache, and a file may appear later.
+          files.delete(full);
           return null;
         },
       );

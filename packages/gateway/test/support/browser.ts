@@ -29,12 +29,15 @@ export const NO_CHROMIUM =
   'no Chromium found (looked at $CHROMIUM_PATH, /usr/bin/chromium, /usr/bin/chromium-browser, /usr/bin/google-chrome): ' +
   'browser tests skipped; install it with `apt-get install chromium` or set CHROMIUM_PATH';
 
+export const BROWSER_TEST_TIMEOUT_MS = 60_000;
+
 let warned = false;
 
 /** `describe` for browser suites: skipped, with the reason in its name and on stderr, without Chromium. */
 export function describeBrowser(name: string, fn: () => void): void {
   if (chromiumPath) {
-    describe(name, fn);
+    // A browser on a busy machine: page loads and clicks take longer than plain HTTP.
+    describe(name, { timeout: BROWSER_TEST_TIMEOUT_MS }, fn);
     return;
   }
   if (!warned) {

@@ -3,6 +3,10 @@
  * is shown, the pages list exactly what /v1/directory/apis lists, page by page, and bad
  * input gets a 4xx page. The browser suite (directory.browser.test.ts) covers the rest.
  */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeHtml, html } from '../../src/http/web-html.ts';
 import { curlSnippet, shellQuote } from '../../src/http/web-snippets.ts';
@@ -17,6 +21,11 @@ const XSS = [
   '`${alert(1)}`',
   '</title><script>alert(1)</script>',
 ];
+
+function unescapeHtml(text: string): string {
+  const named: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", '#96': '`' };
+  return text.replace(/&(amp|lt|gt|quot|#39|#96);/g, (_m, name: string) => named[name]!);
+}
 
 /** The raw markup the payloads would inject if anything were not escaped. */
 const INJECTED = /<script>alert|<img src=x|<svg onload|<\/title><script/;
@@ -147,6 +156,38 @@ describe('web directory pages', () => {
     const redirect = await get('/directory');
     expect(redirect.status).toBe(302);
     expect(redirect.headers.get('location')).toBe('/');
+  });
+
+  it('offers snippets that are valid JavaScript once unescaped', async () => {
+    const slug = await publishListed(h, {
+      slugPrefix: 'snippets',
+      name: 'Snippets',
+      category: 'snippets',
+      x402Exact: true,
+      endpoints: [
+        { method: 'GET', path: 'a', price: '0.01' },
+        { method: 'POST', path: 'b', price: '0.02' },
+      ],
+    });
+    const body = await (await get(`/directory/${slug}`)).text();
+    const codes = [...body.matchAll(/<code id="(endpoint-\d+-(?:payfetch|x402))">([^<]*)<\/code>/g)];
+    expect(codes.map((m) => m[1])).toEqual([
+      'endpoint-1-payfetch',
+      'endpoint-1-x402',
+      'endpoint-2-payfetch',
+      'endpoint-2-x402',
+    ]);
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-snippet-'));
+    try {
+      for (const [, id, escaped] of codes) {
+        const file = join(dir, `${id}.mjs`);
+        writeFileSync(file, unescapeHtml(escaped!));
+        // --check parses the module without running it: a syntax error exits non-zero.
+        expect(spawnSync(process.execPath, ['--check', file], { encoding: 'utf8' }).stderr, id).toBe('');
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("shows on the detail page the price per chain that the endpoint's 402 asks", async () => {
