@@ -162,7 +162,8 @@ const vendorFiles = new Map<string, WebFile>();
 export function vendorModule(name: string): WebFile | null {
   const hit = vendorFiles.get(name);
   if (hit) return hit;
-  const spec = VENDOR[name];
+  // Own keys only: `constructor` or `__proto__` are names too.
+  const spec = Object.hasOwn(VENDOR, name) ? VENDOR[name] : undefined;
   if (!spec) return null;
   const pkgJson = findPackageJSON(spec.pkg, import.meta.url);
   if (!pkgJson) throw new Error(`vendor package ${spec.pkg} is not installed`);
