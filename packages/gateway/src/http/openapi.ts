@@ -207,6 +207,12 @@ export function openApiRoutes(app: FastifyInstance): void {
 
   app.register(fastifySwaggerUi, {
     routePrefix: DOCS_PREFIX,
+    // "Try it out" calls the gateway that serves the page (the CSP allows no other origin):
+    // the server is relative to /docs/json, whatever host name the browser used.
+    transformSpecification: (spec: Record<string, unknown>) => ({
+      ...spec,
+      servers: [{ url: '..', description: 'This gateway' }],
+    }),
     staticCSP: DOCS_CSP,
     theme: { title: 'Tollgate API reference' },
     uiConfig: { deepLinking: true, defaultModelsExpandDepth: 0 },

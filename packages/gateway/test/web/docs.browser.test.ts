@@ -1,7 +1,7 @@
 /**
  * /docs (Swagger UI over /openapi.json) in real Chromium against a real gateway: every
  * operation of the document is listed, a paid operation shows its 402 and payment
- * headers, and the page loads everything from the gateway itself (no CDN) without a
+ * headers, "Try it out" reaches the gateway that serves the page, and the page loads everything from the gateway itself (no CDN) without a
  * console error, under its strict CSP (a CSP violation is a console error: dropping
  * 'unsafe-inline' from style-src makes this test fail). Skips with a message where
  * Chromium is absent (test/support/browser.ts).
@@ -65,7 +65,7 @@ describeBrowser('the API reference at /docs in Chromium', () => {
   );
 
   it(
-    'shows a paid operation with its 402 and payment headers',
+    'shows a paid operation with its 402 and payment headers, and tries a route out',
     async () => {
       const { context, page, track } = await newTrackedPage(browser, h.baseUrl);
       await page.goto(`${h.baseUrl}/docs`);
@@ -80,6 +80,21 @@ describeBrowser('the API reference at /docs in Chromium', () => {
         expect.arrayContaining(['200', '402', '4XX', '5XX']),
       );
       await expect(responses.textContent()).resolves.toContain('PAYMENT-REQUIRED');
+
+      // "Try it out" reaches the gateway that serves the page (servers is relative in /docs/json).
+      const health = page.locator('.opblock-get', { hasText: '/healthz' });
+      await health.locator('.opblock-summary').click();
+      await health.getByRole('button', { name: 'Try it out' }).click();
+      const answer = page.waitForResponse((r) => r.url() === `${h.baseUrl}/healthz`);
+      await health.getByRole('button', { name: 'Execute' }).click();
+      expect((await answer).status()).toBe(200);
+      const live = health.locator('.live-responses-table');
+      await expect(live.locator('tbody .response-col_status').first().textContent()).resolves.toContain(
+        '200',
+      );
+      await expect(live.locator('tbody .response-col_description').first().textContent()).resolves.toContain(
+        '"ok"',
+      );
       track.expectClean();
       await context.close();
     },
