@@ -109,7 +109,7 @@ function enrich(method: string, path: string, op: Operation): void {
   op.tags = [doc.tag];
   const security = SECURITY[doc.auth];
   if (security) op.security = security;
-  // A Fastify body schema (what Fastify validates) wins over nothing else: a route has one or the other.
+  // A route validates its body with a Fastify schema (already in requestBody) or in code with zod.
   if (doc.body && !op.requestBody) {
     op.requestBody = {
       required: !doc.optionalBody,
