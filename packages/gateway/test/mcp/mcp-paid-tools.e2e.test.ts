@@ -328,4 +328,44 @@ describe('an upstream failure', () => {
       provider: before.provider,
     });
   });
+
+  it('withholds the answer when a v2 payment does not settle: a fresh PaymentRequired, nothing charged', async () => {
+    const client = await connect();
+    const key = newSolanaKey();
+    await h.chains.solana.faucet(key.address, 1_000_000n, 0n);
+    const signer = await createKeyPairSignerFromBytes(key.secretKey);
+    const args = { query: { q: 'unsettled' } };
+    const first = (await client.callTool({ name: items(), arguments: args })) as ToolResult;
+    const offered = (first.structuredContent as { accepts: V2Requirements[] }).accepts.find(
+      (a) => a.scheme === 'exact' && a.network.startsWith('solana:'),
+    )!;
+    const scheme = new ExactSvmScheme(toClientSvmSigner(signer as never), { rpcUrl: h.chains.solana.url });
+    const { payload } = await scheme.createPaymentPayload(2, offered as never);
+    const before = await balances('solana', key.address);
+    const calls = hits('/base/items');
+    // The node goes down once the upstream has the (checked, claimed) request: the send fails.
+    h.upstream.delayMs = 300;
+    const paying = client.callTool({
+      name: items(),
+      arguments: args,
+      _meta: { 'x402/payment': { x402Version: 2, accepted: offered, payload } },
+    }) as Promise<ToolResult>;
+    let result: ToolResult;
+    try {
+      await expect.poll(() => hits('/base/items'), { timeout: 10_000 }).toBe(calls + 1);
+      h.chains.solana.setFault('rpc_down');
+      result = await paying;
+    } finally {
+      h.chains.solana.setFault('none');
+      h.upstream.delayMs = 0;
+    }
+    expect(result.isError).toBe(true);
+    const required = result.structuredContent as { x402Version: number; error: string; accepts: unknown[] };
+    expect(required.x402Version).toBe(2);
+    expect(required.error).toMatch(/could not be settled/);
+    expect(required.accepts.length).toBeGreaterThan(0);
+    expect(metaOf(result)['x402/payment-response']).toMatchObject({ success: false });
+    expect(JSON.stringify(result)).not.toContain('"ok":true');
+    expect(await balances('solana', key.address)).toEqual(before);
+  });
 });
