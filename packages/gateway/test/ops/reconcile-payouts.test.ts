@@ -22,6 +22,8 @@ import type { Chain, Store } from '../../src/store/store.ts';
 import { type Chains, startChains } from '../support/gateway-harness.ts';
 
 const CLI = new URL('../../src/ops/cli.ts', import.meta.url).pathname;
+/** Each run of the command is a fresh Node process (several seconds on a busy machine). */
+const CLI_TEST_TIMEOUT_MS = 120_000;
 const startedAt = Date.now() - 1000;
 
 let chains: Chains;
@@ -110,37 +112,49 @@ afterAll(async () => {
 });
 
 describe('reconciling payouts on the sandbox chains', () => {
-  it('passes after real payouts on both chains', async () => {
-    const run = await reconcile();
-    expect(run.stdout).toContain('solana: checked 1, ok 1, mismatches 0, unchecked 0');
-    expect(run.stdout).toContain('sui: checked 1, ok 1, mismatches 0, unchecked 0');
-    expect(run.code, run.stdout + run.stderr).toBe(0);
-  });
-
-  it('fails naming the payout transaction once one of its payables is altered', async () => {
-    const change = db.prepare("update payables set amount = ? where chain = 'solana' and amount = ?");
-    change.run('12346', '12345');
-    try {
+  it(
+    'passes after real payouts on both chains',
+    async () => {
       const run = await reconcile();
-      expect(run.code).toBe(1);
-      expect(run.stdout).toMatch(new RegExp(`MISMATCH solana tx ${tx.solana} \\(payout pout_`));
-      expect(run.stdout).toContain('leg_amount_mismatch');
-      expect(run.stderr).toContain(tx.solana);
-    } finally {
-      change.run('12345', '12346');
-    }
-  });
+      expect(run.stdout).toContain('solana: checked 1, ok 1, mismatches 0, unchecked 0');
+      expect(run.stdout).toContain('sui: checked 1, ok 1, mismatches 0, unchecked 0');
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 
-  it('fails naming the transaction of a payout marked failed that moved money', async () => {
-    db.prepare("update payouts set state = 'failed' where tx = ?").run(tx.sui);
-    try {
-      const run = await reconcile();
-      expect(run.code).toBe(1);
-      expect(run.stdout).toContain(`MISMATCH sui tx ${tx.sui}`);
-      expect(run.stdout).toContain('payout_failed_but_landed');
-    } finally {
-      db.prepare("update payouts set state = 'paid' where tx = ?").run(tx.sui);
-    }
-    expect((await reconcile()).code).toBe(0);
-  });
+  it(
+    'fails naming the payout transaction once one of its payables is altered',
+    async () => {
+      const change = db.prepare("update payables set amount = ? where chain = 'solana' and amount = ?");
+      change.run('12346', '12345');
+      try {
+        const run = await reconcile();
+        expect(run.code).toBe(1);
+        expect(run.stdout).toMatch(new RegExp(`MISMATCH solana tx ${tx.solana} \\(payout pout_`));
+        expect(run.stdout).toContain('leg_amount_mismatch');
+        expect(run.stderr).toContain(tx.solana);
+      } finally {
+        change.run('12345', '12346');
+      }
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'fails naming the transaction of a payout marked failed that moved money',
+    async () => {
+      db.prepare("update payouts set state = 'failed' where tx = ?").run(tx.sui);
+      try {
+        const run = await reconcile();
+        expect(run.code).toBe(1);
+        expect(run.stdout).toContain(`MISMATCH sui tx ${tx.sui}`);
+        expect(run.stdout).toContain('payout_failed_but_landed');
+      } finally {
+        db.prepare("update payouts set state = 'paid' where tx = ?").run(tx.sui);
+      }
+      expect((await reconcile()).code).toBe(0);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 });

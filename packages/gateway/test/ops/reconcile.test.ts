@@ -13,13 +13,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { getBase58Decoder } from '@solana/kit';
-import { payFetch, suiExactV2PaymentSignature } from '@tollgate/client';
+import { payFetch, suiExactV2PaymentSignature, suiWallet } from '@tollgate/client';
 import { decodePaymentReceipt, decodePaymentRequired, decodeSettleResponse } from '@tollgate/protocol';
+import { newSuiKey } from '@tollgate/sandbox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EnvInput } from '../../src/config.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 
 const CLI = new URL('../../src/ops/cli.ts', import.meta.url).pathname;
+/** Each run of the command is a fresh Node process (several seconds on a busy machine). */
+const CLI_TEST_TIMEOUT_MS = 120_000;
 
 let h: Harness;
 let dir: string;
@@ -82,7 +85,9 @@ beforeAll(async () => {
     txs[chain] = decodePaymentReceipt(res.headers.get('x-payment-response')).txHashOrDigest;
   }
 
-  const wallet = await h.newPayer('sui', '1');
+  const key = newSuiKey();
+  h.chains.sui.faucet(key.address, 1_000_000n);
+  const wallet = suiWallet({ secretKey: key.secretKey, rpcUrl: h.chains.sui.url });
   const items = `${h.baseUrl}/p/${h.project.slug}/items`;
   const required = decodePaymentRequired((await fetch(items)).headers.get('payment-required'));
   const entry = required.accepts.find((a) => a.network.startsWith('sui:'))!;
@@ -100,123 +105,149 @@ afterAll(async () => {
 });
 
 describe('npm run reconcile on the sandbox chains', () => {
-  it('passes after real payments on both chains, SPEC splits and v2 with its payable', async () => {
-    const run = await reconcile();
-    expect(run.stdout).toContain('solana: checked 1, ok 1, mismatches 0, unchecked 0');
-    expect(run.stdout).toContain('sui: checked 2, ok 2, mismatches 0, unchecked 0');
-    expect(run.stdout).toContain('ledger and chain agree');
-    expect(run.code, run.stdout + run.stderr).toBe(0);
+  it(
+    'passes after real payments on both chains, SPEC splits and v2 with its payable',
+    async () => {
+      const run = await reconcile();
+      expect(run.stdout).toContain('solana: checked 1, ok 1, mismatches 0, unchecked 0');
+      expect(run.stdout).toContain('sui: checked 2, ok 2, mismatches 0, unchecked 0');
+      expect(run.stdout).toContain('ledger and chain agree');
+      expect(run.code, run.stdout + run.stderr).toBe(0);
 
-    const json = await reconcile(['--json', '--chain', 'sui']);
-    expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toMatchObject({
-      ok: true,
-      chains: { sui: { checked: 2, ok: 2, mismatches: 0 }, solana: { checked: 0 } },
-      mismatches: [],
-    });
-  });
+      const json = await reconcile(['--json', '--chain', 'sui']);
+      expect(json.code).toBe(0);
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        ok: true,
+        chains: { sui: { checked: 2, ok: 2, mismatches: 0 }, solana: { checked: 0 } },
+        mismatches: [],
+      });
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 
-  it('fails naming the transaction once its gross column is altered, and passes again when it is put back', async () => {
-    const undo = alter('redemptions', 'amount', `tx_id = '${txs.solana}'`, '22001');
-    try {
+  it(
+    'fails naming the transaction once its gross column is altered, and passes again when it is put back',
+    async () => {
+      const undo = alter('redemptions', 'amount', `tx_id = '${txs.solana}'`, '22001');
+      try {
+        const run = await reconcile();
+        expect(run.code).toBe(1);
+        expect(run.stdout).toContain(`MISMATCH solana tx ${txs.solana}`);
+        expect(run.stdout).toMatch(
+          /ledger_gross_mismatch: gross column 0\.022001 USDC, the splits add up to 0\.022 USDC/,
+        );
+        expect(run.stdout).toContain('solana: checked 1, ok 0, mismatches 1');
+        expect(run.stdout).toContain('sui: checked 2, ok 2, mismatches 0');
+        expect(run.stderr).toContain(`mismatch in solana transaction ${txs.solana}`);
+        expect(run.stdout).not.toContain(txs.sui);
+      } finally {
+        undo();
+      }
+      expect((await reconcile()).code).toBe(0);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "fails naming the transaction once a split's recipient is altered in the ledger",
+    async () => {
+      const row = db.prepare('select meta from redemptions where tx_id = ?').get(txs.sui) as { meta: string };
+      const provider = h.recipients.sui.provider;
+      const other = `0x${'ab'.repeat(32)}`;
+      const undo = alter('redemptions', 'meta', `tx_id = '${txs.sui}'`, row.meta.replace(provider, other));
+      try {
+        const run = await reconcile(['--chain', 'sui']);
+        expect(run.code).toBe(1);
+        expect(run.stdout).toContain(`MISMATCH sui tx ${txs.sui}`);
+        expect(run.stdout).toContain(`leg_missing: ${other} should receive 0.02 USDC, got nothing`);
+        expect(run.stdout).toContain(`leg_extra: ${provider} received 0.02 USDC the ledger does not name`);
+        expect(run.stdout).not.toContain(`MISMATCH sui tx ${txs.suiV2}`);
+      } finally {
+        undo();
+      }
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "fails naming the v2 transaction once the provider's payable is altered",
+    async () => {
+      const id = (db.prepare('select id from redemptions where tx_id = ?').get(txs.suiV2) as { id: string })
+        .id;
+      const undo = alter('payables', 'amount', `redemption_id = '${id}'`, '1');
+      try {
+        const run = await reconcile();
+        expect(run.code).toBe(1);
+        expect(run.stdout).toContain(`MISMATCH sui tx ${txs.suiV2}`);
+        expect(run.stdout).toContain('payable_mismatch');
+      } finally {
+        undo();
+      }
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'exits 3 naming what it could not check when the chain cannot be reached, never calling it a mismatch',
+    async () => {
+      const run = await reconcile(['--chain', 'sui'], { SUI_RPC_URL: 'http://127.0.0.1:1' });
+      expect(run.code).toBe(3);
+      expect(run.stdout).toContain('sui: checked 2, ok 0, mismatches 0, unchecked 2');
+      expect(run.stdout).toContain(`UNCHECKED sui tx ${txs.sui}`);
+      expect(run.stdout).toContain(`UNCHECKED sui tx ${txs.suiV2}`);
+      expect(run.stdout).not.toContain('MISMATCH');
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'names a transaction the chain does not know, and answers bad usage with 2',
+    async () => {
+      const unknown = getBase58Decoder().decode(randomBytes(64));
+      await h.store.redemptions.claim({
+        chain: 'solana',
+        network: h.config.chainNetwork,
+        txId: unknown,
+        nonce: `n-${randomBytes(8).toString('hex')}`,
+        requestHash: 'f'.repeat(64),
+        requirementId: 'req',
+        payer: h.recipients.solana.provider,
+        projectId: h.project.id,
+        endpointId: h.endpoints.items.id,
+        amount: 11_000n,
+        fee: 1_000n,
+        meta: {
+          subject: `ep:${h.endpoints.items.id}`,
+          price: '10000',
+          fee: '1000',
+          splits: [
+            { recipientType: 'provider', payTo: h.recipients.solana.provider, amount: '10000' },
+            { recipientType: 'platform', payTo: h.recipients.solana.platform, amount: '1000' },
+          ],
+        },
+        nowMs: Date.now(),
+        leaseMs: 1000,
+      });
       const run = await reconcile();
       expect(run.code).toBe(1);
-      expect(run.stdout).toContain(`MISMATCH solana tx ${txs.solana}`);
-      expect(run.stdout).toMatch(
-        /ledger_gross_mismatch: gross column 0\.022001 USDC, the splits add up to 0\.022 USDC/,
+      expect(run.stdout).toContain(`MISMATCH solana tx ${unknown}`);
+      expect(run.stdout).toContain('tx_not_found: the chain does not know this transaction');
+      expect(run.stdout).not.toContain(`MISMATCH solana tx ${txs.solana}`);
+      // Out of scope of a Sui-only run.
+      expect((await reconcile(['--chain', 'sui'])).code).toBe(0);
+
+      const usage = await new Promise<CliRun>((done) =>
+        execFile(
+          process.execPath,
+          [CLI, 'reconcile', '--to', 'yesterday'],
+          { env: env as NodeJS.ProcessEnv },
+          (err, stdout, stderr) =>
+            done({ code: typeof err?.code === 'number' ? err.code : 0, stdout, stderr }),
+        ),
       );
-      expect(run.stdout).toContain('solana: checked 1, ok 0, mismatches 1');
-      expect(run.stdout).toContain('sui: checked 2, ok 2, mismatches 0');
-      expect(run.stderr).toContain(`mismatch in solana transaction ${txs.solana}`);
-      expect(run.stdout).not.toContain(txs.sui);
-    } finally {
-      undo();
-    }
-    expect((await reconcile()).code).toBe(0);
-  });
-
-  it("fails naming the transaction once a split's recipient is altered in the ledger", async () => {
-    const row = db.prepare('select meta from redemptions where tx_id = ?').get(txs.sui) as { meta: string };
-    const provider = h.recipients.sui.provider;
-    const other = `0x${'ab'.repeat(32)}`;
-    const undo = alter('redemptions', 'meta', `tx_id = '${txs.sui}'`, row.meta.replace(provider, other));
-    try {
-      const run = await reconcile(['--chain', 'sui']);
-      expect(run.code).toBe(1);
-      expect(run.stdout).toContain(`MISMATCH sui tx ${txs.sui}`);
-      expect(run.stdout).toContain(`leg_missing: ${other} should receive 0.02 USDC, got nothing`);
-      expect(run.stdout).toContain(`leg_extra: ${provider} received 0.02 USDC the ledger does not name`);
-      expect(run.stdout).not.toContain(`MISMATCH sui tx ${txs.suiV2}`);
-    } finally {
-      undo();
-    }
-  });
-
-  it("fails naming the v2 transaction once the provider's payable is altered", async () => {
-    const id = (db.prepare('select id from redemptions where tx_id = ?').get(txs.suiV2) as { id: string }).id;
-    const undo = alter('payables', 'amount', `redemption_id = '${id}'`, '1');
-    try {
-      const run = await reconcile();
-      expect(run.code).toBe(1);
-      expect(run.stdout).toContain(`MISMATCH sui tx ${txs.suiV2}`);
-      expect(run.stdout).toContain('payable_mismatch');
-    } finally {
-      undo();
-    }
-  });
-
-  it('exits 3 naming what it could not check when the chain cannot be reached, never calling it a mismatch', async () => {
-    const run = await reconcile(['--chain', 'sui'], { SUI_RPC_URL: 'http://127.0.0.1:1' });
-    expect(run.code).toBe(3);
-    expect(run.stdout).toContain('sui: checked 2, ok 0, mismatches 0, unchecked 2');
-    expect(run.stdout).toContain(`UNCHECKED sui tx ${txs.sui}`);
-    expect(run.stdout).toContain(`UNCHECKED sui tx ${txs.suiV2}`);
-    expect(run.stdout).not.toContain('MISMATCH');
-  });
-
-  it('names a transaction the chain does not know, and answers bad usage with 2', async () => {
-    const unknown = getBase58Decoder().decode(randomBytes(64));
-    await h.store.redemptions.claim({
-      chain: 'solana',
-      network: h.config.chainNetwork,
-      txId: unknown,
-      nonce: `n-${randomBytes(8).toString('hex')}`,
-      requestHash: 'f'.repeat(64),
-      requirementId: 'req',
-      payer: h.recipients.solana.provider,
-      projectId: h.project.id,
-      endpointId: h.endpoints.items.id,
-      amount: 11_000n,
-      fee: 1_000n,
-      meta: {
-        subject: `ep:${h.endpoints.items.id}`,
-        price: '10000',
-        fee: '1000',
-        splits: [
-          { recipientType: 'provider', payTo: h.recipients.solana.provider, amount: '10000' },
-          { recipientType: 'platform', payTo: h.recipients.solana.platform, amount: '1000' },
-        ],
-      },
-      nowMs: Date.now(),
-      leaseMs: 1000,
-    });
-    const run = await reconcile();
-    expect(run.code).toBe(1);
-    expect(run.stdout).toContain(`MISMATCH solana tx ${unknown}`);
-    expect(run.stdout).toContain('tx_not_found: the chain does not know this transaction');
-    expect(run.stdout).not.toContain(`MISMATCH solana tx ${txs.solana}`);
-    // Out of scope of a Sui-only run.
-    expect((await reconcile(['--chain', 'sui'])).code).toBe(0);
-
-    const usage = await new Promise<CliRun>((done) =>
-      execFile(
-        process.execPath,
-        [CLI, 'reconcile', '--to', 'yesterday'],
-        { env: env as NodeJS.ProcessEnv },
-        (err, stdout, stderr) => done({ code: typeof err?.code === 'number' ? err.code : 0, stdout, stderr }),
-      ),
-    );
-    expect(usage.code).toBe(2);
-    expect(usage.stderr).toContain('--from is required');
-  });
+      expect(usage.code).toBe(2);
+      expect(usage.stderr).toContain('--from is required');
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 });
