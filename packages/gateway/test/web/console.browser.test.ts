@@ -139,6 +139,15 @@ async function openConsole(
   return { page, track, close: () => context.close() };
 }
 
+/** The Sui test key as the client's signer, for sessions made outside the page. */
+function suiSigner(): MessageSigner {
+  return {
+    chain: 'sui',
+    address: suiKey.toSuiAddress(),
+    signMessage: async (m) => (await suiKey.signPersonalMessage(new TextEncoder().encode(m))).signature,
+  };
+}
+
 async function apiGet<T>(path: string, token = ADMIN): Promise<T> {
   const res = await fetch(`${h.baseUrl}${path}`, { headers: { authorization: `Bearer ${token}` } });
   expect(res.status, path).toBe(200);
@@ -234,8 +243,7 @@ describeBrowser('provider console', () => {
       const url = `${h.baseUrl}/p/${slug}/items`;
       for (const chain of ['solana', 'solana', 'sui'] as const) {
         const res = await payFetch(fetch, { wallets: [await h.newPayer(chain)] })(url);
-        expect(res.status).toBe(200);
-        await res.arrayBuffer();
+        expect(res.status, await res.text()).toBe(200);
       }
 
       // The console's numbers are the API's, for the same range (its default: the last 30 UTC days).
@@ -325,13 +333,33 @@ describeBrowser('provider console', () => {
     }
   });
 
+  it("shows the gateway's error message in an alert", async () => {
+    const session = await signIn(h.baseUrl, suiSigner());
+    const { page, track, close } = await openConsole(
+      `/console#token=${encodeURIComponent(session.accessToken)}`,
+    );
+    try {
+      await page.getByLabel('Slug', { exact: true }).fill('Not A Slug');
+      await page.getByLabel('Name', { exact: true }).fill('Bad');
+      await page.getByRole('button', { name: 'Create project' }).click();
+      const direct = await fetch(`${h.baseUrl}/v1/projects`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${session.accessToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ slug: 'Not A Slug', name: 'Bad' }),
+      });
+      expect(direct.status).toBe(400);
+      const { message } = (await direct.json()) as { message: string };
+      await expect.poll(() => page.getByRole('alert').textContent()).toBe(message);
+      // Chromium logs the refused request itself; nothing else went wrong.
+      expect(track.errors).toEqual([expect.stringContaining('status of 400')]);
+      expect(track.foreignRequests).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
   it('takes a token handed over in the URL fragment and removes it from the address', async () => {
-    const signer: MessageSigner = {
-      chain: 'sui',
-      address: suiKey.toSuiAddress(),
-      signMessage: async (m) => (await suiKey.signPersonalMessage(new TextEncoder().encode(m))).signature,
-    };
-    const session = await signIn(h.baseUrl, signer);
+    const session = await signIn(h.baseUrl, suiSigner());
     const { page, track, close } = await openConsole(
       `/console#token=${encodeURIComponent(session.accessToken)}`,
     );
