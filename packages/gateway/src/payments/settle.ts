@@ -40,6 +40,7 @@ import {
   type PaymentRef,
 } from './paid-request.ts';
 import { notePayment, type PaymentLog } from './payment-log.ts';
+import { v1Receipt, v2Receipt } from './receipts.ts';
 import { issueRequirement, type Quote, quoteTotal, type RequestFacts } from './requirement.ts';
 import type { RequirementClaims, RequirementTokens } from './requirement-token.ts';
 import { type V2PayTo, type V2Schemes, v2PaymentRequired } from './v2-offer.ts';
@@ -363,14 +364,16 @@ export function createSettlement(d: SettlementDeps) {
       claims,
       option,
       receipt: (success) => ({
-        'x-payment-response': encodePaymentReceipt({
-          success,
-          chain: proof.chain,
-          network: proof.network,
-          txHashOrDigest: proof.txHashOrDigest,
-          payer: proof.payer,
-          paymentRequirementId: proof.paymentRequirementId,
-        }),
+        'x-payment-response': encodePaymentReceipt(
+          v1Receipt({
+            success,
+            chain: proof.chain,
+            network: proof.network,
+            txId: proof.txHashOrDigest,
+            payer: proof.payer,
+            requirementId: proof.paymentRequirementId,
+          }),
+        ),
       }),
     };
   }
@@ -420,13 +423,16 @@ export function createSettlement(d: SettlementDeps) {
       claims,
       option,
       receipt: (success, reason) => ({
-        'payment-response': encodeSettleResponse({
-          success,
-          transaction: success ? checked.txId : '',
-          network: scheme.caip2,
-          payer: checked.payer,
-          ...(success ? { amount: entry.amount } : { errorReason: reason ?? 'not_settled' }),
-        }),
+        'payment-response': encodeSettleResponse(
+          v2Receipt({
+            success,
+            txId: checked.txId,
+            network: scheme.caip2,
+            payer: checked.payer,
+            amount: entry.amount,
+            ...(reason !== undefined ? { reason } : {}),
+          }),
+        ),
       }),
       send: () => scheme.settle(payment),
       useChecked(full: CheckedPayment) {
