@@ -2,7 +2,6 @@
  * Composition root: the only file that picks concrete implementations (store
  * backend, chain verifiers). `buildApp` returns a Fastify app without listening.
  */
-import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { SOLANA_MAINNET_CAIP2, suiCaip2, USDC_SUI_COIN_TYPE } from '@tollgate/protocol';
 import type { ChainId, ChainVerifier } from './chains/chain.ts';
