@@ -358,6 +358,33 @@ describeBrowser('provider console', () => {
     }
   });
 
+  it('goes back to sign-in, saying why, when the gateway no longer takes the session', async () => {
+    const session = await signIn(h.baseUrl, suiSigner());
+    const { page, track, close } = await openConsole(
+      `/console#token=${encodeURIComponent(session.accessToken)}`,
+    );
+    try {
+      await page.getByRole('heading', { name: 'Projects' }).waitFor();
+      const revoked = await fetch(`${h.baseUrl}/v1/auth/logout`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${session.accessToken}` },
+      });
+      expect(revoked.status).toBe(204);
+      await page.getByLabel('Slug', { exact: true }).fill(`late-${Date.now().toString(36)}`);
+      await page.getByLabel('Name', { exact: true }).fill('Too late');
+      await page.getByRole('button', { name: 'Create project' }).click();
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      expect(await page.getByRole('alert').allTextContents()).toEqual([
+        'Your session has ended (it expired or was signed out elsewhere): sign in again.',
+      ]);
+      expect(await page.evaluate(() => sessionStorage.getItem('tollgate.console.token'))).toBeNull();
+      expect(track.errors).toEqual([expect.stringContaining('status of 401')]);
+      expect(track.foreignRequests).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+
   it('takes a token handed over in the URL fragment and removes it from the address', async () => {
     const session = await signIn(h.baseUrl, suiSigner());
     const { page, track, close } = await openConsole(

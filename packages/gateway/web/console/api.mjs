@@ -49,7 +49,10 @@ function errorOf(status, body) {
   return new ApiError(status, code, message, e.reason);
 }
 
-/** Calls the gateway; `raw` returns the Response (CSV). A 401 clears the stored token. */
+/** Fired on `window` when the gateway refuses the token (expired, revoked): the app signs out. */
+export const SESSION_ENDED = 'tollgate:session-ended';
+
+/** Calls the gateway; `raw` returns the Response (CSV). A 401 forgets the token and fires SESSION_ENDED. */
 export async function api(method, path, body, { raw = false, auth = true } = {}) {
   const headers = { accept: raw ? 'text/csv' : 'application/json' };
   const token = storedToken();
@@ -75,7 +78,10 @@ export async function api(method, path, body, { raw = false, auth = true } = {})
     json = undefined;
   }
   if (!res.ok) {
-    if (res.status === 401 && auth) storeToken(null);
+    if (res.status === 401 && auth && storedToken()) {
+      storeToken(null);
+      window.dispatchEvent(new Event(SESSION_ENDED));
+    }
     throw errorOf(res.status, json);
   }
   return json;

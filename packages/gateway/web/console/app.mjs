@@ -6,7 +6,7 @@
 
 import { html, render } from '/assets/vendor/htm-preact.mjs';
 import { useEffect, useState } from '/assets/vendor/preact-hooks.mjs';
-import { api, storedToken, storeToken, takeFragmentToken } from './api.mjs';
+import { api, SESSION_ENDED, storedToken, storeToken, takeFragmentToken } from './api.mjs';
 import { Projects } from './projects.mjs';
 import { ErrorAlert, Status, useAction } from './ui.mjs';
 import { chainsOf, signInWith, watchWallets } from './wallet.mjs';
@@ -61,16 +61,26 @@ function App() {
       return;
     }
     api('GET', '/v1/auth/session')
-      .then(setWho, (e) => setError(`The session could not be used: ${e.message}`))
+      .then(setWho, (e) => e.status !== 401 && setError(`The session could not be checked: ${e.message}`))
       .finally(() => setChecking(false));
+  }, []);
+
+  useEffect(() => {
+    const ended = () => {
+      setWho(null);
+      setError('Your session has ended (it expired or was signed out elsewhere): sign in again.');
+    };
+    window.addEventListener(SESSION_ENDED, ended);
+    return () => window.removeEventListener(SESSION_ENDED, ended);
   }, []);
 
   const signOut = async () => {
     try {
       await api('POST', '/v1/auth/logout');
+      setError(null);
     } catch (e) {
       // An expired or revoked token is signed out already; anything else is worth saying.
-      if (e.status !== 401) setError(e.message);
+      setError(e.status === 401 ? null : e.message);
     }
     storeToken(null);
     setWho(null);
