@@ -8,6 +8,7 @@
 import { parseArgs } from 'node:util';
 import { formatAmount, USDC_DECIMALS } from '@tollgate/protocol';
 import { type Config, ConfigError, type EnvInput, loadConfig } from '../config.ts';
+import { undeliveredBefore } from '../payments/payment-status.ts';
 import { openStore } from '../store/open-store.ts';
 import type { Chain, RefundCandidate, Store } from '../store/store.ts';
 import { type CommandIo, EXIT, openChain } from './payout-command.ts';
@@ -100,7 +101,7 @@ async function listPayments(store: Store, config: Readonly<Config>, chain: Chain
   const filter = { network: config.chainNetwork, ...(chain ? { chain } : {}) };
   const undelivered = await store.refunds.undelivered({
     ...filter,
-    createdBeforeMs: nowMs - config.undeliveredAfterSec * 1000,
+    createdBeforeMs: undeliveredBefore(nowMs, config.undeliveredAfterSec * 1000),
     limit: 10_000,
   });
   const refunding: RefundCandidate[] = [];

@@ -12,14 +12,11 @@
  * behind is resolved from its recorded transaction, re-sending the same bytes while it
  * may still land, so no second transfer is signed while the first could land.
  */
-import {
-  formatAmount,
-  SOLANA_MAINNET_GENESIS_HASH,
-  SUI_MAINNET_CHAIN_ID,
-  USDC_DECIMALS,
-} from '@tollgate/protocol';
+import { formatAmount, USDC_DECIMALS } from '@tollgate/protocol';
+import { undeliveredBefore } from '../payments/payment-status.ts';
 import type { Chain, Refund, RefundCandidate, RefundHold, Store } from '../store/store.ts';
 import type { PayoutChain, PayoutTxStatus, SignedPayout } from './payout-chain.ts';
+import { fundsProblem, platformWallets } from './refund-wallets.ts';
 
 export interface RefundOptions {
   store: Store;
@@ -126,26 +123,7 @@ export async function runRefund(opts: RefundOptions): Promise<RefundReport> {
     if (opts.crashAt === point) throw new SimulatedRefundCrash(`simulated crash ${point}`);
   };
 
-  // One wallet per chain, checked once against the gateway's network.
-  const wallets = new Map<Chain, Promise<PayoutChain>>();
-  function walletOf(chain: Chain): Promise<PayoutChain> {
-    let w = wallets.get(chain);
-    if (!w) {
-      w = (async () => {
-        const wallet = await opts.openChain(chain);
-        const identity = await wallet.identity();
-        const mainnetId = chain === 'solana' ? SOLANA_MAINNET_GENESIS_HASH : SUI_MAINNET_CHAIN_ID;
-        if ((network === 'mainnet') !== (identity === mainnetId)) {
-          throw new Error(
-            `the ${chain} node is on chain ${identity} (${identity === mainnetId ? 'mainnet' : 'not mainnet'}), but the gateway's network is ${network}`,
-          );
-        }
-        return wallet;
-      })();
-      wallets.set(chain, w);
-    }
-    return w;
-  }
+  const walletOf = platformWallets(opts.openChain, network);
 
   function line(
     c: Pick<RefundCandidate, 'id' | 'chain' | 'payer' | 'amount'>,
@@ -166,20 +144,6 @@ export async function runRefund(opts: RefundOptions): Promise<RefundReport> {
       recovered: extra.recovered ?? false,
       ...(extra.reason ? { reason: extra.reason } : {}),
     });
-  }
-
-  /** Why the platform wallet cannot pay `need` now, or null. */
-  async function fundsProblem(wallet: PayoutChain, need: bigint): Promise<string | null> {
-    try {
-      const have = await wallet.usdcBalance();
-      if (have < need)
-        return `the platform wallet ${wallet.address} holds ${usdc(have)} USDC, the refund needs ${usdc(need)}`;
-      if ((await wallet.gasBalance()) === 0n)
-        return `the platform wallet ${wallet.address} holds no ${wallet.chain === 'solana' ? 'SOL' : 'SUI'} to pay transaction fees`;
-      return null;
-    } catch (e) {
-      return `could not read the platform wallet's balances: ${message(e)}`;
-    }
   }
 
   /** Polls until the transaction landed or cannot land, renewing the lease; 'unknown' at the deadline. */
@@ -222,18 +186,7 @@ export async function runRefund(opts: RefundOptions): Promise<RefundReport> {
       log(`refund ${refund.id}: ${signed.tx} landed; payment ${c.id} refunded ${usdc(refund.amount)} USDC`);
       report.refunded += 1;
       report.totalRefunded += refund.amount;
-      report.lines.push({
-        redemptionId: c.id,
-        chain: c.chain,
-        payer: c.payer,
-        amount: refund.amount,
-        providerKept: refund.providerKept,
-        payableId: refund.payableId,
-        refundId: refund.id,
-        tx: signed.tx,
-        state: 'refunded',
-        recovered,
-      });
+      line(c, refund, 'refunded', { tx: signed.tx, recovered });
       return false;
     }
     if (outcome.kind === 'failed') {
@@ -399,7 +352,7 @@ export async function runRefund(opts: RefundOptions): Promise<RefundReport> {
     const begun = await store.refunds.begin({
       redemptionId: c.id,
       nowMs: now(),
-      undeliveredBeforeMs: now() - opts.undeliveredAfterMs,
+      undeliveredBeforeMs: undeliveredBefore(now(), opts.undeliveredAfterMs),
       leaseMs,
     });
     switch (begun.kind) {
@@ -451,7 +404,7 @@ export async function runRefund(opts: RefundOptions): Promise<RefundReport> {
     await refundOne(c, false);
   }
   const due = await store.refunds.undelivered({
-    createdBeforeMs: now() - opts.undeliveredAfterMs,
+    createdBeforeMs: undeliveredBefore(now(), opts.undeliveredAfterMs),
     network,
     ...(target.chain ? { chain: target.chain } : {}),
     limit: MAX_PAYMENTS,

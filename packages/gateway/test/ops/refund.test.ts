@@ -162,6 +162,24 @@ describe('refund on the sandbox chains', () => {
     }
   }
 
+  it('solana: a recorded transfer that expired unsent is given up and a new one pays, once', async () => {
+    const payer = newPayer('solana').address;
+    const id = await undelivered('solana', payer, { amount: 4_321n });
+    await expect(run({ id }, { crashAt: 'after_record' })).rejects.toThrow(SimulatedRefundCrash);
+    const left = (await store.refunds.byRedemption(id))!;
+    // Past its last valid block height (each sandbox transaction is one block).
+    const filler = newSolanaKey().address;
+    for (let i = 0; i < 160; i++) await chains.solana.mintOther(filler, 1n);
+
+    const next = await run({ id }, { now: () => Date.now() + LATER });
+    expect(next.ok, next.errors.join('; ')).toBe(true);
+    expect(next.lines).toMatchObject([{ state: 'refunded', recovered: true }]);
+    const done = (await store.refunds.byRedemption(id))!;
+    expect(done).toMatchObject({ state: 'refunded', error: null });
+    expect(done.tx).not.toBe(left.tx);
+    expect(await balance('solana', payer)).toBe(4_321n);
+  });
+
   it('pays once when two runs refund everything at once, and a dry run before moves nothing', async () => {
     const payers = [newPayer('solana').address, newPayer('sui').address, newPayer('solana').address];
     const ids = [
