@@ -199,6 +199,7 @@ describeBrowser('provider console', () => {
         .toEqual([['upstream', `${h.upstream.url}/base`, 'header x-api-key (secret …wxyz)', 'Edit Delete']]);
       expect(await page.content()).not.toContain('console-origin-secret-wxyz');
 
+      await page.getByRole('option', { name: 'upstream' }).waitFor({ state: 'attached' });
       await page.getByLabel('Endpoint path', { exact: true }).fill('items');
       await page.getByLabel('Endpoint price (USDC)', { exact: true }).fill('0.01');
       await page.getByLabel('Endpoint description', { exact: true }).fill('every item');
@@ -332,6 +333,76 @@ describeBrowser('provider console', () => {
       await close();
     }
   });
+
+  it('edits and deletes an API, an endpoint, a rail and the project', async () => {
+    const session = await signIn(h.baseUrl, suiSigner());
+    const { page, track, close } = await openConsole(
+      `/console#token=${encodeURIComponent(session.accessToken)}`,
+    );
+    const get = <T>(path: string) => apiGet<T>(path, session.accessToken);
+    try {
+      const slug = `crud-${Date.now().toString(36)}`;
+      await page.getByLabel('Slug', { exact: true }).fill(slug);
+      await page.getByLabel('Name', { exact: true }).fill('Crud');
+      await page.getByRole('button', { name: 'Create project' }).click();
+      await page.getByRole('heading', { name: `Crud (${slug})` }).waitFor();
+
+      await page.getByLabel('API name', { exact: true }).fill('first');
+      await page.getByLabel('API base URL', { exact: true }).fill(`${h.upstream.url}/v1`);
+      await page.getByLabel('API origin authentication', { exact: true }).selectOption('bearer');
+      await page.getByLabel('API secret', { exact: true }).fill('bearer-secret-1234');
+      await page.getByRole('button', { name: 'Add API' }).click();
+      await page.getByRole('status').filter({ hasText: 'API added.' }).waitFor();
+      await page.getByRole('option', { name: 'first' }).waitFor({ state: 'attached' });
+      await page.getByLabel('Endpoint path', { exact: true }).fill('things/list');
+      await page.getByLabel('Endpoint method', { exact: true }).selectOption('POST');
+      await page.getByLabel('Endpoint price (USDC)', { exact: true }).fill('0.5');
+      await page.getByRole('button', { name: 'Create endpoint' }).click();
+      await page.getByRole('status').filter({ hasText: 'Endpoint created.' }).waitFor();
+
+      // Renaming an API without a new secret keeps its origin authentication.
+      await page.getByRole('button', { name: 'Edit API first' }).click();
+      await page.getByLabel('Edit API: name', { exact: true }).fill('renamed');
+      await page.getByRole('button', { name: 'Save API' }).click();
+      await page.getByRole('status').filter({ hasText: 'API saved.' }).waitFor();
+      const { apis } = await get<{ apis: Record<string, unknown>[] }>(`/v1/projects/${slug}/apis`);
+      expect(apis).toEqual([
+        expect.objectContaining({
+          name: 'renamed',
+          auth: { type: 'bearer', name: null, secretLast4: '…1234' },
+        }),
+      ]);
+      await page.getByRole('button', { name: 'Close' }).click();
+
+      await page.getByRole('button', { name: 'Delete endpoint POST things/list' }).click();
+      await page.getByRole('status').filter({ hasText: 'Endpoint POST things/list deleted.' }).waitFor();
+      expect(await get(`/v1/projects/${slug}/endpoints`)).toEqual({ endpoints: [] });
+      await page.getByRole('button', { name: 'Delete API renamed' }).click();
+      await page.getByRole('status').filter({ hasText: 'API renamed deleted.' }).waitFor();
+      expect(await get(`/v1/projects/${slug}/apis`)).toEqual({ apis: [] });
+
+      await page.getByLabel('Sui recipient address').fill(h.recipients.sui.provider);
+      await page.getByRole('button', { name: 'Save Sui rail' }).click();
+      await page.getByRole('button', { name: 'Remove Sui rail' }).click();
+      await page.getByRole('status').filter({ hasText: 'Sui rail removed.' }).waitFor();
+      expect(await get(`/v1/projects/${slug}/rails`)).toEqual({ rails: [] });
+
+      await page.getByLabel('Project description', { exact: true }).fill('changed');
+      await page.getByRole('button', { name: 'Save project' }).click();
+      await page.getByRole('status').filter({ hasText: 'Project saved.' }).waitFor();
+      expect(await get(`/v1/projects/${slug}`)).toMatchObject({ description: 'changed' });
+      await page.getByRole('button', { name: 'Delete project…' }).click();
+      await page.getByRole('button', { name: 'Yes, delete project' }).click();
+      await page.getByRole('heading', { name: 'Projects' }).waitFor();
+      const after = await fetch(`${h.baseUrl}/v1/projects/${slug}`, {
+        headers: { authorization: `Bearer ${session.accessToken}` },
+      });
+      expect(after.status).toBe(404);
+      track.expectClean();
+    } finally {
+      await close();
+    }
+  }, 60_000);
 
   it("shows the gateway's error message in an alert", async () => {
     const session = await signIn(h.baseUrl, suiSigner());

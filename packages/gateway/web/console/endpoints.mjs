@@ -41,7 +41,9 @@ function healthText(health, e) {
 }
 
 function EndpointForm({ slug, apis, endpoint: current, onDone, onClose }) {
-  const [apiId, setApiId] = useState(current?.apiId ?? apis[0]?.id ?? '');
+  const [picked, setApiId] = useState(current?.apiId ?? '');
+  // The APIs load (and change) while the form is open: an unknown choice means the first.
+  const apiId = apis.some((a) => a.id === picked) ? picked : (apis[0]?.id ?? '');
   const [method, setMethod] = useState(current?.method ?? 'GET');
   const [path, setPath] = useState(current?.path ?? '');
   const [price, setPrice] = useState(current?.price ?? '');
@@ -52,7 +54,7 @@ function EndpointForm({ slug, apis, endpoint: current, onDone, onClose }) {
   const submit = (e) => {
     e.preventDefault();
     const body = {
-      apiId: apiId || apis[0]?.id,
+      apiId,
       method,
       path,
       price,
@@ -141,6 +143,6 @@ export function Endpoints({ slug, apis }) {
         : null
     }
     <h4>Add an endpoint</h4>
-    <${EndpointForm} key=${apis.length} slug=${slug} apis=${apis} onDone=${list.reload} />
+    <${EndpointForm} slug=${slug} apis=${apis} onDone=${list.reload} />
   </section>`;
 }

@@ -27,25 +27,27 @@ function ApiForm({ slug, api: current, onDone, onClose }) {
   const [authType, setAuthType] = useState(current?.auth?.type ?? 'none');
   const [authName, setAuthName] = useState(current?.auth?.name ?? '');
   const [secret, setSecret] = useState('');
-  const { busy, error, status, run } = useAction();
+  const { busy, error, status, run, setError } = useAction();
+  /** The `auth` field to send: a new secret, null to remove, or undefined to keep what is stored. */
+  const authField = () => {
+    if (authType === 'none') return current?.auth ? null : undefined;
+    if (secret) {
+      return { type: authType, secret, ...(authType !== 'bearer' && authName ? { name: authName } : {}) };
+    }
+    const unchanged = current?.auth?.type === authType && (current.auth.name ?? '') === authName;
+    if (unchanged) return undefined;
+    throw new Error('Enter the origin secret to set or change how the gateway authenticates.');
+  };
   const submit = (e) => {
     e.preventDefault();
-    const body = { name, baseUrl };
-    if (authType === 'none') {
-      if (!current || current.auth) body.auth = current ? null : undefined;
-    } else if (secret) {
-      body.auth = {
-        type: authType,
-        secret,
-        ...(authType !== 'bearer' && authName ? { name: authName } : {}),
-      };
-    } else if (!current || current.auth?.type !== authType || (current.auth?.name ?? '') !== authName) {
-      run(async () => {
-        throw new Error('Enter the origin secret to set or change how the gateway authenticates.');
-      });
+    let auth;
+    try {
+      auth = authField();
+    } catch (err) {
+      setError(err.message);
       return;
     }
-    if (body.auth === undefined) delete body.auth;
+    const body = { name, baseUrl, ...(auth !== undefined ? { auth } : {}) };
     run(
       async () => {
         if (current) await api('PATCH', projectPath(slug, `/apis/${enc(current.id)}`), body);
