@@ -21,6 +21,7 @@ import {
   suiWallet,
 } from '@tollgate/client';
 import { USDC_SOLANA_MINT, USDC_SUI_COIN_TYPE } from '@tollgate/protocol';
+import { Pool } from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { openChain } from '../../src/ops/payout-command.ts';
@@ -180,7 +181,29 @@ describe('refund on the sandbox chains', () => {
     expect(await balance('solana', payer)).toBe(4_321n);
   });
 
-  it('pays once when two runs refund everything at once, and a dry run before moves nothing', async () => {
+  const PG = process.env['DATABASE_URL_TEST'];
+  for (const backend of ['sqlite', ...(PG ? ['postgres'] : [])]) {
+    it(`${backend}: pays once when two runs refund everything at once, and a dry run before moves nothing`, async () => {
+      if (backend === 'sqlite') return twoRuns(store);
+      // Two pools on one fresh schema, as two operator processes would have.
+      const schema = `tg_refund_${randomBytes(6).toString('hex')}`;
+      const admin = new Pool({ connectionString: PG, max: 1 });
+      const mine = store;
+      store = await openStore(PG!, { schema });
+      const other = await openStore(PG!, { schema });
+      try {
+        await twoRuns(other);
+      } finally {
+        await other.close();
+        await store.close();
+        store = mine;
+        await admin.query(`drop schema if exists "${schema}" cascade`);
+        await admin.end();
+      }
+    });
+  }
+
+  async function twoRuns(second: Store) {
     const payers = [newPayer('solana').address, newPayer('sui').address, newPayer('solana').address];
     const ids = [
       await undelivered('solana', payers[0]!, { amount: 11_000n }),
@@ -201,7 +224,7 @@ describe('refund on the sandbox chains', () => {
     ]);
     for (const id of ids) expect(await store.refunds.byRedemption(id)).toBeNull();
 
-    const [a, b] = await Promise.all([run({ all: true }), run({ all: true })]);
+    const [a, b] = await Promise.all([run({ all: true }), run({ all: true }, { store: second })]);
     expect(
       [...a.errors, ...b.errors].every((e) => e.includes('held by another run')),
       [...a.errors, ...b.errors].join('; '),
@@ -215,7 +238,7 @@ describe('refund on the sandbox chains', () => {
     ]);
     // The v1 split: the provider had its share; the refund records what it owes back.
     expect((await store.refunds.byRedemption(ids[0]!))?.providerKept).toBe(10_000n);
-  });
+  }
 
   it('refuses a payment still in its window or delivered, with exit-worthy errors for --id', async () => {
     const payer = newPayer('solana').address;
