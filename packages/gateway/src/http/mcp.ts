@@ -50,6 +50,16 @@ export function mcpRoutes(app: FastifyInstance, deps: Deps): void {
   });
 
   const handle = async (request: FastifyRequest, reply: FastifyReply, scope: ToolScope) => {
+    // Stateless with JSON answers: there is no server-sent stream to open. The transport
+    // would open one for a GET that accepts it (and never end it); refused as the SDK's
+    // stateless servers do. Every other refusal (Accept, content type) is the transport's.
+    const accept = request.headers.accept ?? '';
+    if (request.method === 'GET' && accept.includes('text/event-stream')) {
+      return reply
+        .code(405)
+        .header('allow', 'POST')
+        .send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null });
+    }
     const invoke: Invoke = async (call) => {
       const res = await app.inject({
         method: call.method as 'GET',

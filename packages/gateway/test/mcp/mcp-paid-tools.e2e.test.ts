@@ -99,6 +99,15 @@ describe('tools/list', () => {
   });
 });
 
+describe('the transport', () => {
+  it('is stateless Streamable HTTP with JSON answers: a GET for a server-sent stream is refused with 405', async () => {
+    const res = await fetch(`${h.baseUrl}/mcp`, { headers: { accept: 'text/event-stream' } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+    expect(await res.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 }, id: null });
+  });
+});
+
 describe('a paid tool call', () => {
   it('without payment returns isError with the x402 v2 PaymentRequired (exact and split options), calling nothing', async () => {
     const client = await connect();
