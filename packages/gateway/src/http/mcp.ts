@@ -16,6 +16,8 @@ import type { Deps } from '../deps.ts';
 import type { Invoke } from '../mcp/call.ts';
 import { createMcpServer } from '../mcp/server.ts';
 import { createTools, type ToolScope } from '../mcp/tools.ts';
+import { isSlug } from '../providers/rules.ts';
+import { sendError } from './error-handling.ts';
 
 const VERSION = '0.1.0';
 
@@ -59,6 +61,9 @@ export function mcpRoutes(app: FastifyInstance, deps: Deps): void {
         .code(405)
         .header('allow', 'POST')
         .send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null });
+    }
+    if (scope.slug !== undefined && !(isSlug(scope.slug) && (await deps.catalog.get(scope.slug)))) {
+      return sendError(reply, 'not_found', `no project ${JSON.stringify(scope.slug.slice(0, 64))}`);
     }
     const invoke: Invoke = async (call) => {
       const res = await app.inject({

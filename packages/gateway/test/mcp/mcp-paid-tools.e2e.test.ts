@@ -97,6 +97,19 @@ describe('tools/list', () => {
     expect(names).not.toContain('chat');
     expect(names.every((n) => n.startsWith(`${h.project.slug}__`))).toBe(true);
   });
+
+  it('answers 404 for a project that does not exist', async () => {
+    for (const slug of ['no-such-shop', 'Not_A_Slug']) {
+      await expect(connect(`/mcp/${slug}`)).rejects.toThrow();
+      const res = await fetch(`${h.baseUrl}/mcp/${slug}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({ error: 'not_found' });
+    }
+  });
 });
 
 describe('the transport', () => {
