@@ -73,7 +73,7 @@ export function mcpRoutes(app: FastifyInstance, deps: Deps): void {
           ...call.headers,
           host: String(request.headers.host ?? ''),
           'user-agent': 'tollgate-mcp',
-          'x-request-id': `${request.id}.call`.slice(0, 64),
+          'x-request-id': `${String(request.id).slice(0, 59)}.call`,
         },
         remoteAddress: request.ip,
         ...(call.body ? { payload: call.body } : {}),
