@@ -112,7 +112,7 @@ function App() {
           }} />`
         : null
     }
-    ${who ? html`<${Projects} who=${who} />` : null}`;
+    ${who ? html`<${Projects} />` : null}`;
 }
 
 render(html`<${App} />`, document.getElementById('app'));
