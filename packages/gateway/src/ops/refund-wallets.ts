@@ -44,7 +44,7 @@ export async function fundsProblem(wallet: PayoutChain, need: bigint): Promise<s
   try {
     const have = await wallet.usdcBalance();
     if (have < need)
-      return `the platform wallet ${wallet.address} holds ${usdc(have)} USDC, the refund needs ${usdc(need)}`;
+      return `the platform wallet ${wallet.address} holds ${usdc(have)} USDC, the refund needs ${usdc(need)} USDC`;
     if ((await wallet.gasBalance()) === 0n)
       return `the platform wallet ${wallet.address} holds no ${wallet.chain === 'solana' ? 'SOL' : 'SUI'} to pay transaction fees`;
     return null;

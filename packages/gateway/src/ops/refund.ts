@@ -124,6 +124,15 @@ export async function runRefund(opts: RefundOptions): Promise<RefundReport> {
   };
 
   const walletOf = platformWallets(opts.openChain, network);
+  /** Dry run: what the plan needs from each chain's platform wallet. */
+  const planned = new Map<Chain, bigint>();
+  async function checkPlan(): Promise<RefundReport> {
+    for (const [chain, need] of planned) {
+      const problem = await fundsProblem(await walletOf(chain), need);
+      if (problem) fail(problem);
+    }
+    return report;
+  }
 
   function line(
     c: Pick<RefundCandidate, 'id' | 'chain' | 'payer' | 'amount'>,
@@ -332,6 +341,7 @@ export async function runRefund(opts: RefundOptions): Promise<RefundReport> {
       }
       if (report.dryRun) {
         line(c, null, 'planned');
+        planned.set(c.chain, (planned.get(c.chain) ?? 0n) + c.amount);
         return;
       }
       const problem = await fundsProblem(wallet, c.amount);
@@ -390,7 +400,7 @@ export async function runRefund(opts: RefundOptions): Promise<RefundReport> {
       return report;
     }
     await refundOne(c, true);
-    return report;
+    return checkPlan();
   }
   // Refunds an interrupted run left first, then every payment undelivered past its window.
   const seen = new Set<string>();
@@ -410,5 +420,5 @@ export async function runRefund(opts: RefundOptions): Promise<RefundReport> {
     limit: MAX_PAYMENTS,
   });
   for (const c of due) if (!seen.has(c.id)) await refundOne(c, false);
-  return report;
+  return checkPlan();
 }

@@ -248,6 +248,11 @@ describe('refund on the sandbox chains', () => {
     expect(early.lines).toMatchObject([{ state: 'skipped', reason: 'in_window' }]);
     // --all leaves it alone without failing.
     expect(await run({ all: true }, { undeliveredAfterMs: 2 * HOUR })).toMatchObject({ ok: true, lines: [] });
+    // A plan the platform wallet cannot pay says so.
+    const big = await undelivered('solana', payer, { amount: 10n ** 12n });
+    const plan = await run({ id: big }, { dryRun: true });
+    expect(plan.ok).toBe(false);
+    expect(plan.errors).toEqual([expect.stringContaining('the refund needs 1000000 USDC')]);
     expect((await run({ id: 'rdm_missing' })).errors).toEqual(['no payment rdm_missing']);
     expect(await balance('solana', payer)).toBe(0n);
   });
