@@ -304,8 +304,17 @@ function* sourceFiles(dir: string): Generator<string> {
   }
 }
 
+/** Source without comments and template literals (code snippets in pages are text, not imports). */
+function codeOnly(source: string): string {
+  return source
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/^\s*\/\/.*$/gm, '')
+    .replace(/`(?:\\[\s\S]|[^`\\])*`/g, '``');
+}
+
 /** Package names a module imports at run time (type-only imports are erased). */
-function bareImports(source: string): string[] {
+function bareImports(file: string): string[] {
+  const source = codeOnly(file);
   const out = new Set<string>();
   const re = /(?:^|\n)\s*(?:import|export)\s+(type\s+)?[^'";]*?from\s+'([^']+)'|import\(\s*'([^']+)'\s*\)/g;
   for (const m of source.matchAll(re)) {
