@@ -43,6 +43,9 @@ const FORBIDDEN_HEADERS = new Set([
   'via',
   'x-payment',
   'x-payment-response',
+  'payment-signature',
+  'payment-required',
+  'payment-response',
   'x-request-id',
 ]);
 
@@ -51,6 +54,9 @@ function forbiddenHeader(lower: string): boolean {
     FORBIDDEN_HEADERS.has(lower) ||
     lower.startsWith('proxy-') ||
     lower.startsWith('x-forwarded-') ||
+    // The signed payment context (providers/payment-context.ts): a secret sent under one of
+    // these names would be dropped, or would replace a context header the origin trusts.
+    lower.startsWith('x-tollgate-') ||
     lower.startsWith('x-service-')
   );
 }
