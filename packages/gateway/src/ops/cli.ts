@@ -3,21 +3,28 @@
  * `node packages/gateway/src/ops/cli.ts payout …` (`npm run payout -- …`) and
  * `… reconcile …` (`npm run reconcile -- …`), `… refund …` (`npm run refund -- …`).
  */
-import { PAYOUT_USAGE, payoutCommand } from './payout-command.ts';
-import { RECONCILE_USAGE, reconcileCommand } from './reconcile-command.ts';
-import { REFUND_USAGE, refundCommand } from './refund-command.ts';
 
 const io = {
   out: (text: string) => void process.stdout.write(text),
   err: (text: string) => void process.stderr.write(text),
 };
 
+// Each command is loaded only when run: a start costs one command's modules, not all three.
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === 'payout') return payoutCommand(rest, process.env, io);
-  if (command === 'reconcile') return reconcileCommand(rest, process.env, io);
-  if (command === 'refund') return refundCommand(rest, process.env, io);
-  io.err(`tollgate operator commands:\n  ${PAYOUT_USAGE}\n  ${RECONCILE_USAGE}\n  ${REFUND_USAGE}\n`);
+  if (command === 'payout') return (await import('./payout-command.ts')).payoutCommand(rest, process.env, io);
+  if (command === 'reconcile') {
+    return (await import('./reconcile-command.ts')).reconcileCommand(rest, process.env, io);
+  }
+  if (command === 'refund') return (await import('./refund-command.ts')).refundCommand(rest, process.env, io);
+  const [payout, reconcile, refund] = await Promise.all([
+    import('./payout-command.ts'),
+    import('./reconcile-command.ts'),
+    import('./refund-command.ts'),
+  ]);
+  io.err(
+    `tollgate operator commands:\n  ${payout.PAYOUT_USAGE}\n  ${reconcile.RECONCILE_USAGE}\n  ${refund.REFUND_USAGE}\n`,
+  );
   return 2;
 }
 
