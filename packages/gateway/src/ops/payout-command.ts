@@ -5,11 +5,18 @@
  * when nothing was due), 1 something was not paid (see the errors), 2 bad usage or
  * configuration, 3 another payout run holds the lock.
  */
-import { parseArgs } from 'node:util';
-import { formatAmount, USDC_DECIMALS } from '@tollgate/protocol';
-import { type Config, ConfigError, type EnvInput, loadConfig } from '../config.ts';
-import { openStore } from '../store/open-store.ts';
+import { type Config, type EnvInput, loadConfig } from '../config.ts';
 import type { Chain } from '../store/store.ts';
+import {
+  type CommandIo,
+  parseFlags,
+  prepareCommand,
+  table,
+  USAGE_EXIT,
+  UsageError,
+  usdc,
+  withStore,
+} from './command-support.ts';
 import { type PayoutReport, runPayout } from './payout.ts';
 import type { PayoutChain } from './payout-chain.ts';
 import { solanaPayoutChain } from './payout-solana.ts';
@@ -19,14 +26,7 @@ import { loadPlatformKey, PlatformKeyError } from './platform-keys.ts';
 export const PAYOUT_USAGE =
   'usage: npm run payout -- --chain solana|sui [--dry-run] [--max-recipients N] [--json] [--config <file>]';
 
-export const EXIT = { ok: 0, failed: 1, usage: 2, busy: 3 } as const;
-
-export interface CommandIo {
-  out(text: string): void;
-  err(text: string): void;
-}
-
-class UsageError extends Error {}
+export const EXIT = { ok: 0, failed: 1, usage: USAGE_EXIT, busy: 3 } as const;
 
 interface PayoutArgs {
   chain: Chain;
@@ -36,26 +36,12 @@ interface PayoutArgs {
 }
 
 function parse(argv: readonly string[]): PayoutArgs {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        chain: { type: 'string' },
-        'dry-run': { type: 'boolean' },
-        'max-recipients': { type: 'string' },
-        json: { type: 'boolean' },
-        // Read by loadConfig from the same argv.
-        config: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  if (values['help']) throw new UsageError('');
+  const values = parseFlags(argv, {
+    chain: { type: 'string' },
+    'dry-run': { type: 'boolean' },
+    'max-recipients': { type: 'string' },
+    json: { type: 'boolean' },
+  });
   const chain = values['chain'];
   if (chain !== 'solana' && chain !== 'sui') throw new UsageError('--chain must be solana or sui');
   let maxRecipients: number | undefined;
@@ -83,8 +69,6 @@ export async function openChain(config: Readonly<Config>, chain: Chain): Promise
     : suiPayoutChain({ key, rpcUrl, network: config.chainNetwork });
 }
 
-const usdc = (a: bigint) => formatAmount(a, USDC_DECIMALS);
-
 /** The report for a person: one row per recipient, then a summary line and the errors. */
 export function formatReport(r: PayoutReport): string {
   const head = `${r.dryRun ? 'Payout plan (dry run)' : 'Payout'} on ${r.chain} (${r.network}) from ${r.platform}`;
@@ -100,17 +84,10 @@ export function formatReport(r: PayoutReport): string {
       `${l.state}${l.recovered ? ' (earlier run)' : ''}${l.reason ? `: ${l.reason}` : ''}`,
     ]),
   ];
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  const table = rows.map((row) =>
-    row
-      .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!)))
-      .join('  ')
-      .trimEnd(),
-  );
   const summary = r.dryRun
     ? `would pay ${usdc(r.lines.filter((l) => l.state === 'planned').reduce((s, l) => s + l.amount, 0n))} USDC`
     : `paid ${usdc(r.totalPaid)} USDC in ${r.transactions.length} transaction${r.transactions.length === 1 ? '' : 's'}`;
-  return [head, ...table, summary, ...r.errors.map((e) => `error: ${e}`), ''].join('\n');
+  return [head, ...table(rows), summary, ...r.errors.map((e) => `error: ${e}`), ''].join('\n');
 }
 
 /** The report as JSON: amounts as decimal USDC strings and atomic-unit strings. */
@@ -133,43 +110,32 @@ export async function payoutCommand(
   io: CommandIo,
   extra: { now?: () => number; confirmTimeoutMs?: number; pollMs?: number } = {},
 ): Promise<number> {
-  let args: PayoutArgs;
-  let config: Readonly<Config>;
-  let chain: PayoutChain;
-  try {
-    args = parse(argv);
-    config = loadConfig(env, argv);
-    chain = await openChain(config, args.chain);
-  } catch (e) {
-    if (e instanceof UsageError) {
-      io.err(`${e.message ? `tollgate payout: ${e.message}\n` : ''}${PAYOUT_USAGE}\n`);
-      return EXIT.usage;
-    }
-    if (e instanceof ConfigError || e instanceof PlatformKeyError) {
+  const ready = await prepareCommand({ name: 'payout', usage: PAYOUT_USAGE, io }, async () => {
+    const args = parse(argv);
+    const config = loadConfig(env, argv);
+    return { args, config, chain: await openChain(config, args.chain) };
+  }, [PlatformKeyError]);
+  if (!ready) return EXIT.usage;
+  const { args, config, chain } = ready;
+  return withStore(
+    config.databaseUrl,
+    async (store) => {
+      const report = await runPayout({
+        store,
+        chain,
+        network: config.chainNetwork,
+        dryRun: args.dryRun,
+        ...(args.maxRecipients !== undefined ? { maxRecipients: args.maxRecipients } : {}),
+        ...extra,
+        log: (line) => io.err(`${line}\n`),
+      });
+      io.out(args.json ? `${reportJson(report)}\n` : formatReport(report));
+      if (report.busy) return EXIT.busy;
+      return report.ok ? EXIT.ok : EXIT.failed;
+    },
+    (e) => {
       io.err(`tollgate payout: ${e.message}\n`);
-      return EXIT.usage;
-    }
-    throw e;
-  }
-
-  const store = await openStore(config.databaseUrl);
-  try {
-    const report = await runPayout({
-      store,
-      chain,
-      network: config.chainNetwork,
-      dryRun: args.dryRun,
-      ...(args.maxRecipients !== undefined ? { maxRecipients: args.maxRecipients } : {}),
-      ...extra,
-      log: (line) => io.err(`${line}\n`),
-    });
-    io.out(args.json ? `${reportJson(report)}\n` : formatReport(report));
-    if (report.busy) return EXIT.busy;
-    return report.ok ? EXIT.ok : EXIT.failed;
-  } catch (e) {
-    io.err(`tollgate payout: ${(e as Error).message}\n`);
-    return EXIT.failed;
-  } finally {
-    await store.close();
-  }
+      return EXIT.failed;
+    },
+  );
 }

@@ -7,23 +7,26 @@
  * usage or configuration, 3 no mismatch but something could not be checked (named), or
  * the run could not finish.
  */
-import { parseArgs } from 'node:util';
 import type { TransactionSource } from '../chains/chain.ts';
 import { createSolanaSource } from '../chains/solana/source.ts';
 import { createSuiSource } from '../chains/sui/source.ts';
 import { type Config, ConfigError, type EnvInput, loadConfig } from '../config.ts';
 import { platformAddress, USDC_ASSET } from '../marketplace/quote.ts';
-import { openStore } from '../store/open-store.ts';
 import type { Chain } from '../store/store.ts';
-import type { CommandIo } from './payout-command.ts';
+import {
+  type CommandIo,
+  parseFlags,
+  prepareCommand,
+  USAGE_EXIT,
+  UsageError,
+  withStore,
+} from './command-support.ts';
 import { type ReconcileReport, runReconcile } from './reconcile.ts';
 
 export const RECONCILE_USAGE =
   'usage: npm run reconcile -- --from <ISO time|ms> [--to <ISO time|ms>] [--chain solana|sui] [--concurrency N] [--json] [--config <file>]';
 
-export const RECONCILE_EXIT = { ok: 0, mismatch: 1, usage: 2, incomplete: 3 } as const;
-
-class UsageError extends Error {}
+export const RECONCILE_EXIT = { ok: 0, mismatch: 1, usage: USAGE_EXIT, incomplete: 3 } as const;
 
 interface ReconcileArgs {
   fromMs: number;
@@ -43,27 +46,13 @@ export function parseTime(value: string, name: string): number {
 }
 
 function parse(argv: readonly string[], nowMs: number): ReconcileArgs {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        from: { type: 'string' },
-        to: { type: 'string' },
-        chain: { type: 'string' },
-        concurrency: { type: 'string' },
-        json: { type: 'boolean' },
-        // Read by loadConfig from the same argv.
-        config: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  if (values['help']) throw new UsageError('');
+  const values = parseFlags(argv, {
+    from: { type: 'string' },
+    to: { type: 'string' },
+    chain: { type: 'string' },
+    concurrency: { type: 'string' },
+    json: { type: 'boolean' },
+  });
   const from = values['from'];
   if (typeof from !== 'string') throw new UsageError('--from is required');
   const fromMs = parseTime(from, '--from');
@@ -139,51 +128,40 @@ export async function reconcileCommand(
   io: CommandIo,
   extra: { now?: () => number; minIntervalMs?: number; retryDelaysMs?: readonly number[] } = {},
 ): Promise<number> {
-  let args: ReconcileArgs;
-  let config: Readonly<Config>;
-  let chainSources: Partial<Record<Chain, TransactionSource>>;
-  try {
-    args = parse(argv, (extra.now ?? Date.now)());
-    config = loadConfig(env, argv);
-    chainSources = sources(config, args.chain);
-  } catch (e) {
-    if (e instanceof UsageError) {
-      io.err(`${e.message ? `tollgate reconcile: ${e.message}\n` : ''}${RECONCILE_USAGE}\n`);
-      return RECONCILE_EXIT.usage;
-    }
-    if (e instanceof ConfigError) {
-      io.err(`tollgate reconcile: ${e.message}\n`);
-      return RECONCILE_EXIT.usage;
-    }
-    throw e;
-  }
-
-  const store = await openStore(config.databaseUrl);
-  try {
-    const report = await runReconcile({
-      store,
-      sources: chainSources,
-      assets: USDC_ASSET,
-      platform: { solana: platformAddress(config, 'solana'), sui: platformAddress(config, 'sui') },
-      fromMs: args.fromMs,
-      toMs: args.toMs,
-      ...(args.chain ? { chain: args.chain } : {}),
-      concurrency: args.concurrency,
-      ...(extra.minIntervalMs !== undefined ? { minIntervalMs: extra.minIntervalMs } : {}),
-      ...(extra.retryDelaysMs ? { retryDelaysMs: extra.retryDelaysMs } : {}),
-    });
-    const chains: Chain[] = args.chain ? [args.chain] : ['solana', 'sui'];
-    io.out(args.json ? `${JSON.stringify(report, null, 2)}\n` : formatReconcile(report, chains));
-    if (report.mismatches.length > 0) {
-      for (const m of report.mismatches)
-        io.err(`tollgate reconcile: mismatch in ${m.chain} transaction ${m.tx}\n`);
-      return RECONCILE_EXIT.mismatch;
-    }
-    return report.ok ? RECONCILE_EXIT.ok : RECONCILE_EXIT.incomplete;
-  } catch (e) {
-    io.err(`tollgate reconcile: could not finish: ${(e as Error).message}\n`);
-    return RECONCILE_EXIT.incomplete;
-  } finally {
-    await store.close();
-  }
+  const ready = await prepareCommand({ name: 'reconcile', usage: RECONCILE_USAGE, io }, () => {
+    const args = parse(argv, (extra.now ?? Date.now)());
+    const config = loadConfig(env, argv);
+    return { args, config, chainSources: sources(config, args.chain) };
+  });
+  if (!ready) return RECONCILE_EXIT.usage;
+  const { args, config, chainSources } = ready;
+  return withStore(
+    config.databaseUrl,
+    async (store) => {
+      const report = await runReconcile({
+        store,
+        sources: chainSources,
+        assets: USDC_ASSET,
+        platform: { solana: platformAddress(config, 'solana'), sui: platformAddress(config, 'sui') },
+        fromMs: args.fromMs,
+        toMs: args.toMs,
+        ...(args.chain ? { chain: args.chain } : {}),
+        concurrency: args.concurrency,
+        ...(extra.minIntervalMs !== undefined ? { minIntervalMs: extra.minIntervalMs } : {}),
+        ...(extra.retryDelaysMs ? { retryDelaysMs: extra.retryDelaysMs } : {}),
+      });
+      const chains: Chain[] = args.chain ? [args.chain] : ['solana', 'sui'];
+      io.out(args.json ? `${JSON.stringify(report, null, 2)}\n` : formatReconcile(report, chains));
+      if (report.mismatches.length > 0) {
+        for (const m of report.mismatches)
+          io.err(`tollgate reconcile: mismatch in ${m.chain} transaction ${m.tx}\n`);
+        return RECONCILE_EXIT.mismatch;
+      }
+      return report.ok ? RECONCILE_EXIT.ok : RECONCILE_EXIT.incomplete;
+    },
+    (e) => {
+      io.err(`tollgate reconcile: could not finish: ${e.message}\n`);
+      return RECONCILE_EXIT.incomplete;
+    },
+  );
 }

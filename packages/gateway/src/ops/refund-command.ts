@@ -5,19 +5,23 @@
  * the platform wallet (ops/refund.ts). Exit status: 0 done (also when nothing was due),
  * 1 something was not refunded (see the errors), 2 bad usage or configuration.
  */
-import { parseArgs } from 'node:util';
-import { formatAmount, USDC_DECIMALS } from '@tollgate/protocol';
-import { type Config, ConfigError, type EnvInput, loadConfig } from '../config.ts';
+import { type Config, type EnvInput, loadConfig } from '../config.ts';
 import { undeliveredBefore } from '../payments/payment-status.ts';
-import { openStore } from '../store/open-store.ts';
 import type { Chain, RefundCandidate, Store } from '../store/store.ts';
-import { type CommandIo, EXIT, openChain } from './payout-command.ts';
+import {
+  type CommandIo,
+  parseFlags,
+  prepareCommand,
+  table,
+  UsageError,
+  usdc,
+  withStore,
+} from './command-support.ts';
+import { EXIT, openChain } from './payout-command.ts';
 import { type RefundReport, runRefund } from './refund.ts';
 
 export const REFUND_USAGE =
   'usage: npm run refund -- --list | --id <redemptionId> | --all [--chain solana|sui] [--dry-run] [--json] [--config <file>]';
-
-class UsageError extends Error {}
 
 interface RefundArgs {
   mode: 'list' | 'id' | 'all';
@@ -28,28 +32,14 @@ interface RefundArgs {
 }
 
 function parse(argv: readonly string[]): RefundArgs {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        list: { type: 'boolean' },
-        id: { type: 'string' },
-        all: { type: 'boolean' },
-        chain: { type: 'string' },
-        'dry-run': { type: 'boolean' },
-        json: { type: 'boolean' },
-        // Read by loadConfig from the same argv.
-        config: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  if (values['help']) throw new UsageError('');
+  const values = parseFlags(argv, {
+    list: { type: 'boolean' },
+    id: { type: 'string' },
+    all: { type: 'boolean' },
+    chain: { type: 'string' },
+    'dry-run': { type: 'boolean' },
+    json: { type: 'boolean' },
+  });
   const id = typeof values['id'] === 'string' ? values['id'] : null;
   const modes = [values['list'] === true, id !== null, values['all'] === true].filter(Boolean).length;
   if (modes !== 1) throw new UsageError('give exactly one of --list, --id <redemptionId>, --all');
@@ -70,8 +60,6 @@ function parse(argv: readonly string[]): RefundArgs {
   };
 }
 
-const usdc = (a: bigint) => formatAmount(a, USDC_DECIMALS);
-
 /** 3d 4h, 2h 5m, 7m 12s, 40s. */
 export function formatAge(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
@@ -80,16 +68,6 @@ export function formatAge(ms: number): string {
   if (h > 0) return `${h}h ${m}m`;
   if (m > 0) return `${m}m ${s % 60}s`;
   return `${s}s`;
-}
-
-function table(rows: string[][]): string[] {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  return rows.map((row) =>
-    row
-      .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!)))
-      .join('  ')
-      .trimEnd(),
-  );
 }
 
 interface Listed extends RefundCandidate {
@@ -228,47 +206,38 @@ export async function refundCommand(
   io: CommandIo,
   extra: { now?: () => number; confirmTimeoutMs?: number; pollMs?: number } = {},
 ): Promise<number> {
-  let args: RefundArgs;
-  let config: Readonly<Config>;
-  try {
-    args = parse(argv);
-    config = loadConfig(env, argv);
-  } catch (e) {
-    if (e instanceof UsageError) {
-      io.err(`${e.message ? `tollgate refund: ${e.message}\n` : ''}${REFUND_USAGE}\n`);
-      return EXIT.usage;
-    }
-    if (e instanceof ConfigError) {
-      io.err(`tollgate refund: ${e.message}\n`);
-      return EXIT.usage;
-    }
-    throw e;
-  }
+  const ready = await prepareCommand({ name: 'refund', usage: REFUND_USAGE, io }, () => {
+    const args = parse(argv);
+    return { args, config: loadConfig(env, argv) };
+  });
+  if (!ready) return EXIT.usage;
+  const { args, config } = ready;
   const now = extra.now ?? Date.now;
-  const store = await openStore(config.databaseUrl);
-  try {
-    if (args.mode === 'list') {
-      const list = await listPayments(store, config, args.chain, now());
-      io.out(args.json ? `${listJson(list, config, now())}\n` : formatList(list, config, now()));
-      return EXIT.ok;
-    }
-    const report = await runRefund({
-      store,
-      openChain: (chain) => openChain(config, chain),
-      network: config.chainNetwork,
-      undeliveredAfterMs: config.undeliveredAfterSec * 1000,
-      target:
-        args.id !== null ? { id: args.id } : { all: true, ...(args.chain ? { chain: args.chain } : {}) },
-      dryRun: args.dryRun,
-      ...extra,
-      log: (line) => io.err(`${line}\n`),
-    });
-    io.out(args.json ? `${refundReportJson(report)}\n` : formatRefundReport(report));
-    return report.ok ? EXIT.ok : EXIT.failed;
-  } catch (e) {
-    io.err(`tollgate refund: ${(e as Error).message}\n`);
-    return EXIT.failed;
-  } finally {
-    await store.close();
-  }
+  return withStore(
+    config.databaseUrl,
+    async (store) => {
+      if (args.mode === 'list') {
+        const list = await listPayments(store, config, args.chain, now());
+        io.out(args.json ? `${listJson(list, config, now())}\n` : formatList(list, config, now()));
+        return EXIT.ok;
+      }
+      const report = await runRefund({
+        store,
+        openChain: (chain) => openChain(config, chain),
+        network: config.chainNetwork,
+        undeliveredAfterMs: config.undeliveredAfterSec * 1000,
+        target:
+          args.id !== null ? { id: args.id } : { all: true, ...(args.chain ? { chain: args.chain } : {}) },
+        dryRun: args.dryRun,
+        ...extra,
+        log: (line) => io.err(`${line}\n`),
+      });
+      io.out(args.json ? `${refundReportJson(report)}\n` : formatRefundReport(report));
+      return report.ok ? EXIT.ok : EXIT.failed;
+    },
+    (e) => {
+      io.err(`tollgate refund: ${e.message}\n`);
+      return EXIT.failed;
+    },
+  );
 }
