@@ -389,12 +389,9 @@ export interface PayableTotals {
  */
 export type PayoutState = 'open' | 'sent' | 'paid' | 'failed';
 
-export interface Payout {
-  id: string;
-  chain: Chain;
-  network: string;
-  state: PayoutState;
-  /** Fencing token: increments when a run takes over a payout whose lease lapsed. */
+/** A transfer from the platform wallet (a payout, a refund): leased, fenced, its signed transaction recorded before sending. */
+export interface FencedTransfer {
+  /** Fencing token: increments when a run takes over a transfer whose lease lapsed. */
   attempt: number;
   leaseUntilMs: number;
   /** Transaction id (Solana signature, Sui digest), known before sending. */
@@ -408,11 +405,20 @@ export interface Payout {
   updatedAtMs: number;
 }
 
-/** A payout this caller may act on is identified by id and attempt (the fence). */
-export interface PayoutHold {
+/** A transfer this caller may act on is identified by id and attempt (the fence). */
+export interface FencedHold {
   id: string;
   attempt: number;
 }
+
+export interface Payout extends FencedTransfer {
+  id: string;
+  chain: Chain;
+  network: string;
+  state: PayoutState;
+}
+
+export type PayoutHold = FencedHold;
 
 export type BeginPayoutResult =
   /** A fresh 'open' payout: this caller holds the lock. */
@@ -486,7 +492,7 @@ export interface PayableRepo {
  */
 export type RefundState = 'open' | 'sent' | 'refunded';
 
-export interface Refund {
+export interface Refund extends FencedTransfer {
   id: string;
   redemptionId: string;
   chain: Chain;
@@ -502,22 +508,10 @@ export interface Refund {
   /** The pending payable (a v2 payment's provider share) this refund cancelled, if any. */
   payableId: string | null;
   state: RefundState;
-  /** Fencing token: increments when a run takes over a refund whose lease lapsed. */
-  attempt: number;
-  leaseUntilMs: number;
-  tx: string | null;
-  txBytes: string | null;
-  txExpiry: string | null;
-  error: string | null;
-  createdAtMs: number;
-  updatedAtMs: number;
   refundedAtMs: number | null;
 }
 
-export interface RefundHold {
-  id: string;
-  attempt: number;
-}
+export type RefundHold = FencedHold;
 
 /** A payment as the refund command sees it. */
 export interface RefundCandidate {

@@ -3,28 +3,10 @@
  * stored `meta` (the quoted splits) in a time range, and the payouts that recorded a
  * transaction. Read only, paged by a key so a large range never loads at once.
  */
-import type { Selectable } from 'kysely';
-import type { Chain, LedgerRedemption, LedgerRepo, Payout, PayoutState } from '../store.ts';
+import type { Chain, LedgerRedemption, LedgerRepo } from '../store.ts';
 import type { Backend } from './backend.ts';
+import { toPayout } from './fenced-rows.ts';
 import { pageSize, toNum } from './rows.ts';
-import type { PayoutsTable } from './schema.ts';
-
-function toPayout(r: Selectable<PayoutsTable>): Payout {
-  return {
-    id: r.id,
-    chain: r.chain as Chain,
-    network: r.network,
-    state: r.state as PayoutState,
-    attempt: r.attempt,
-    leaseUntilMs: toNum(r.lease_until_ms),
-    tx: r.tx,
-    txBytes: r.tx_bytes,
-    txExpiry: r.tx_expiry,
-    error: r.error,
-    createdAtMs: toNum(r.created_at_ms),
-    updatedAtMs: toNum(r.updated_at_ms),
-  };
-}
 
 export function ledgerRepo(backend: Backend): LedgerRepo {
   const { db } = backend;

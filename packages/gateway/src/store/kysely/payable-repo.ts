@@ -14,12 +14,12 @@ import type {
   PayableRepo,
   PayableState,
   PayableTotals,
-  Payout,
   PayoutHold,
   PayoutState,
   RecipientDue,
 } from '../store.ts';
 import type { Backend } from './backend.ts';
+import { checkMs, toPayout } from './fenced-rows.ts';
 import { newId } from './ids.ts';
 import { pageSize, toNum } from './rows.ts';
 import type { Database, PayablesTable, PayoutsTable } from './schema.ts';
@@ -50,23 +50,6 @@ function toPayable(r: PayableRow): Payable {
   };
 }
 
-function toPayout(r: PayoutRow): Payout {
-  return {
-    id: r.id,
-    chain: r.chain as Chain,
-    network: r.network,
-    state: r.state as PayoutState,
-    attempt: r.attempt,
-    leaseUntilMs: toNum(r.lease_until_ms),
-    tx: r.tx,
-    txBytes: r.tx_bytes,
-    txExpiry: r.tx_expiry,
-    error: r.error,
-    createdAtMs: toNum(r.created_at_ms),
-    updatedAtMs: toNum(r.updated_at_ms),
-  };
-}
-
 /**
  * An exact sum as a decimal string: SQLite sums 64-bit integers exactly (its TEXT amounts
  * are cast first) and PostgreSQL sums BIGINT into NUMERIC; both then go out as text, so no
@@ -78,10 +61,6 @@ function chunks<T>(items: T[]): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
   return out;
-}
-
-function checkMs(name: string, v: number): void {
-  if (!Number.isSafeInteger(v)) throw new RangeError(`${name} must be an integer number of milliseconds`);
 }
 
 export function payableRepo(backend: Backend): PayableRepo {

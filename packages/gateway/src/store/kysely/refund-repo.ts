@@ -17,6 +17,7 @@ import type {
   RefundState,
 } from '../store.ts';
 import type { Backend } from './backend.ts';
+import { checkMs, toFencedTransfer } from './fenced-rows.ts';
 import { newId } from './ids.ts';
 import { pageSize, toNum } from './rows.ts';
 import type { Database, RedemptionsTable, RefundsTable } from './schema.ts';
@@ -67,14 +68,7 @@ function toRefund(r: RefundRow): Refund {
     providerKept: BigInt(r.provider_kept),
     payableId: r.payable_id,
     state: r.state as RefundState,
-    attempt: r.attempt,
-    leaseUntilMs: toNum(r.lease_until_ms),
-    tx: r.tx,
-    txBytes: r.tx_bytes,
-    txExpiry: r.tx_expiry,
-    error: r.error,
-    createdAtMs: toNum(r.created_at_ms),
-    updatedAtMs: toNum(r.updated_at_ms),
+    ...toFencedTransfer(r),
     refundedAtMs: r.refunded_at_ms === null ? null : toNum(r.refunded_at_ms),
   };
 }
@@ -86,10 +80,6 @@ class Refused extends Error {
     super(reason);
     this.reason = reason;
   }
-}
-
-function checkMs(name: string, v: number): void {
-  if (!Number.isSafeInteger(v)) throw new RangeError(`${name} must be an integer number of milliseconds`);
 }
 
 export function refundRepo(backend: Backend): RefundRepo {

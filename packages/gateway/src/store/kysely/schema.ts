@@ -152,10 +152,8 @@ export interface PayablesTable {
   paid_at_ms: ColumnType<number | string | null, number | null, number | null>;
 }
 
-export interface PayoutsTable {
-  id: string;
-  chain: string;
-  network: string;
+/** The lease, fence and recorded transaction of a platform-wallet transfer (payouts, refunds). */
+export interface FencedTransferColumns {
   state: string;
   attempt: number;
   lease_until_ms: Ms;
@@ -167,7 +165,13 @@ export interface PayoutsTable {
   updated_at_ms: Ms;
 }
 
-export interface RefundsTable {
+export interface PayoutsTable extends FencedTransferColumns {
+  id: string;
+  chain: string;
+  network: string;
+}
+
+export interface RefundsTable extends FencedTransferColumns {
   id: string;
   redemption_id: string;
   chain: string;
@@ -177,15 +181,6 @@ export interface RefundsTable {
   amount: ColumnType<string | number, string, string>;
   provider_kept: ColumnType<string | number, string, string>;
   payable_id: string | null;
-  state: string;
-  attempt: number;
-  lease_until_ms: Ms;
-  tx: string | null;
-  tx_bytes: string | null;
-  tx_expiry: string | null;
-  error: string | null;
-  created_at_ms: Ms;
-  updated_at_ms: Ms;
   refunded_at_ms: ColumnType<number | string | null, number | null, number | null>;
 }
 
