@@ -4,20 +4,10 @@
  * was paid. The one definition the payments pages, the undelivered lists and the refund
  * command share.
  */
-import type { Redemption } from '../store/store.ts';
+import type { PaymentStatusFilter, Redemption } from '../store/store.ts';
 
-export type PaymentStatus =
-  /** Answered once. */
-  | 'delivered'
-  /** Answered, and the stored answer served again at least once. */
-  | 'replayed'
-  /** Not answered yet (in flight or released after a failure): the payer may retry with the same payment. */
-  | 'retryable'
-  /** Still not answered `undeliveredAfterMs` after it was paid: refundable (the payer may still retry until a refund begins). */
-  | 'undelivered'
-  /** The operator began or finished paying it back: it can no longer be claimed. */
-  | 'refunding'
-  | 'refunded';
+/** Each status is described where the store declares it (store.ts): the lists filter by the same set. */
+export type PaymentStatus = PaymentStatusFilter;
 
 export const PAYMENT_STATUSES: readonly PaymentStatus[] = [
   'delivered',

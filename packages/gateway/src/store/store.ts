@@ -627,12 +627,17 @@ export interface PaymentRecord {
   deliveredAtMs: number | null;
 }
 
-/** Statuses a list can be filtered by: payments/payment-status.ts defines them. */
+/** Statuses a list can be filtered by: payments/payment-status.ts defines them (PaymentStatus). */
 export type PaymentStatusFilter =
+  /** Answered once. */
   | 'delivered'
+  /** Answered, and the stored answer served again at least once. */
   | 'replayed'
+  /** Not answered yet (in flight or released after a failure): the payer may retry with the same payment. */
   | 'retryable'
+  /** Still not answered `undeliveredAfterMs` after it was paid: refundable (the payer may still retry until a refund begins). */
   | 'undelivered'
+  /** The operator began or finished paying it back: it can no longer be claimed. */
   | 'refunding'
   | 'refunded';
 
