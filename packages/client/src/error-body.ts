@@ -5,6 +5,18 @@
  * of the OpenAI-style /v1 routes.
  */
 
+/**
+ * Codes that mean "nothing was consumed or delivered; the same proof works later": a paid
+ * request (paid-retry.ts) or a paid MCP tool call (mcp.ts) is sent again with the same proof.
+ */
+export const RETRY_CODES: ReadonlySet<string> = new Set([
+  'payment_pending',
+  'payment_in_progress',
+  'verification_unavailable',
+  'service_unavailable',
+  'rate_limited',
+]);
+
 export type ErrorJson = { error?: unknown; message?: unknown; retryable?: unknown; [k: string]: unknown };
 
 /** The code, message, `retryable` and the object holding the other fields, in either shape. */

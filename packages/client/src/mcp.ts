@@ -19,7 +19,7 @@ import {
   ProtocolError,
   parsePaymentRequirement,
 } from '@tollgate/protocol';
-import { gatewayErrorOf } from './error-body.ts';
+import { gatewayErrorOf, RETRY_CODES } from './error-body.ts';
 import type { RetryEvent } from './paid-retry.ts';
 import { createSpender, lifetimeLeft, type SpendEvent, type SpendOptions } from './spend.ts';
 
@@ -85,15 +85,6 @@ export function paymentResponseOf(result: ToolResult): Json | null {
   const r = (result._meta as Json | undefined)?.[MCP_PAYMENT_RESPONSE_META];
   return isPlainObject(r) ? r : null;
 }
-
-/** Codes that mean "nothing was consumed or delivered; the same payment works later" (as payFetch's). */
-const RETRY_CODES = new Set([
-  'payment_pending',
-  'payment_in_progress',
-  'verification_unavailable',
-  'service_unavailable',
-  'rate_limited',
-]);
 
 /** Why a paid result should be sent again with the same proof (null: it is final). */
 function retryVerdict(result: ToolResult): { reason: string; delayMs: number | null } | null {

@@ -7,7 +7,7 @@
  * delivered (DESIGN §4.5).
  */
 import { decodePaymentReceipt, ProtocolError } from '@tollgate/protocol';
-import { gatewayErrorOf, jsonObject } from './error-body.ts';
+import { gatewayErrorOf, jsonObject, RETRY_CODES } from './error-body.ts';
 
 /** Everything needed to send a paid request again: the request as it was hashed, and its proof. */
 export interface PaidRequest {
@@ -63,15 +63,6 @@ export class UndeliveredPaymentError extends ProtocolError {
     this.gatewayError = last.gatewayError;
   }
 }
-
-/** Codes that mean "nothing was consumed or delivered; the same proof works later". */
-const RETRY_CODES = new Set([
-  'payment_pending',
-  'payment_in_progress',
-  'verification_unavailable',
-  'service_unavailable',
-  'rate_limited',
-]);
 
 interface Verdict {
   reason: string;
