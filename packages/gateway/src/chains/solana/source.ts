@@ -1,13 +1,15 @@
 /**
- * The Solana adapter: fetch a transaction over JSON-RPC and normalise it. Anything
+ * The Solana adapter: fetch a transaction over JSON-RPC (rpc.ts: one keep-alive pool,
+ * a plain parse) and normalise it. Anything
  * that goes wrong talking to the node is a ChainUnavailableError, never a verdict.
  */
 import type { Signature } from '@solana/kit';
-import { createSolanaRpc, isSignature } from '@solana/kit';
+import { isSignature } from '@solana/kit';
 import { SOLANA_MAINNET_GENESIS_HASH, USDC_SOLANA_MINT } from '@tollgate/protocol';
 import type { ObservedTransaction, TransactionSource } from '../chain.ts';
 import { ChainUnavailableError } from '../chain.ts';
 import { normaliseSolanaTransaction } from './normalise.ts';
+import { createJsonRpc } from './rpc.ts';
 
 export interface SolanaSourceOptions {
   rpcUrl: string;
@@ -55,7 +57,7 @@ function notFinal(id: string, err: unknown): ObservedTransaction {
 }
 
 export function createSolanaSource(opts: SolanaSourceOptions): TransactionSource {
-  const rpc = createSolanaRpc(opts.rpcUrl);
+  const rpc = createJsonRpc(opts.rpcUrl);
   const commitment = opts.commitment ?? 'confirmed';
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const mint = opts.mint ?? USDC_SOLANA_MINT;
@@ -84,9 +86,7 @@ export function createSolanaSource(opts: SolanaSourceOptions): TransactionSource
       const sig = txHashOrDigest;
 
       if (expectedGenesisHash && !chainChecked) {
-        const genesis = await ask('getGenesisHash', (abortSignal) =>
-          rpc.getGenesisHash().send({ abortSignal }),
-        );
+        const genesis = await ask('getGenesisHash', (signal) => rpc.call('getGenesisHash', [], signal));
         if (genesis !== expectedGenesisHash) {
           throw new ChainUnavailableError(
             'solana',
@@ -96,10 +96,12 @@ export function createSolanaSource(opts: SolanaSourceOptions): TransactionSource
         chainChecked = true;
       }
 
-      const tx = await ask('getTransaction', (abortSignal) =>
-        rpc
-          .getTransaction(sig, { encoding: 'jsonParsed', maxSupportedTransactionVersion: 0, commitment })
-          .send({ abortSignal }),
+      const tx = await ask('getTransaction', (signal) =>
+        rpc.call(
+          'getTransaction',
+          [sig, { encoding: 'jsonParsed', maxSupportedTransactionVersion: 0, commitment }],
+          signal,
+        ),
       );
       if (tx !== null) {
         try {
@@ -116,8 +118,8 @@ export function createSolanaSource(opts: SolanaSourceOptions): TransactionSource
       }
 
       // null = unknown, or known below the required commitment (or not yet indexed): ask the status.
-      const statuses = await ask('getSignatureStatuses', (abortSignal) =>
-        rpc.getSignatureStatuses([sig], { searchTransactionHistory: true }).send({ abortSignal }),
+      const statuses = await ask('getSignatureStatuses', (signal) =>
+        rpc.call('getSignatureStatuses', [[sig], { searchTransactionHistory: true }], signal),
       );
       const value: unknown = (statuses as { value?: unknown } | null)?.value;
       if (!Array.isArray(value)) {
