@@ -37,6 +37,24 @@ export function paymentListing(deps: Deps) {
     return { range: resolveRange(q, nowMs) };
   }
 
+  /** Up to `limit` rows of the listing newest first, after `after` when given. */
+  function read(
+    scope: PaymentScope,
+    q: ListingQuery,
+    at: { range: PageCursor['range']; after?: PageCursor['after'] | undefined; nowMs: number },
+    limit: number,
+  ): Promise<PaymentRecord[]> {
+    return deps.store.paymentReads.list({
+      scope,
+      ...at.range,
+      ...(q.status ? { status: q.status } : {}),
+      nowMs: at.nowMs,
+      undeliveredAfterMs,
+      ...(at.after ? { after: at.after } : {}),
+      limit,
+    });
+  }
+
   return {
     /** Checks the range and cursor of a query (400 on bad ones) without reading anything. */
     check(name: string, q: ListingQuery): void {
@@ -50,16 +68,8 @@ export function paymentListing(deps: Deps) {
     async page(name: string, scope: PaymentScope, q: ListingQuery) {
       const nowMs = deps.now();
       const { range, after } = start(name, q, nowMs);
-      const records = await deps.store.paymentReads.list({
-        scope,
-        ...range,
-        ...(q.status ? { status: q.status } : {}),
-        nowMs,
-        undeliveredAfterMs,
-        ...(after ? { after } : {}),
-        // One more than asked tells whether a next page exists.
-        limit: q.limit + 1,
-      });
+      // One more than asked tells whether a next page exists.
+      const records = await read(scope, q, { range, after, nowMs }, q.limit + 1);
       const rows = records.slice(0, q.limit);
       const last = rows.at(-1);
       const nextCursor =
@@ -85,15 +95,7 @@ export function paymentListing(deps: Deps) {
       const { range } = first;
       let { after } = first;
       for (;;) {
-        const batch = await deps.store.paymentReads.list({
-          scope,
-          ...range,
-          ...(q.status ? { status: q.status } : {}),
-          nowMs,
-          undeliveredAfterMs,
-          ...(after ? { after } : {}),
-          limit: EXPORT_BATCH,
-        });
+        const batch = await read(scope, q, { range, after, nowMs }, EXPORT_BATCH);
         for (const record of batch) yield { record, clock };
         const last = batch.at(-1);
         if (batch.length < EXPORT_BATCH || !last) return;
