@@ -91,13 +91,35 @@ export function corsAndNosniff(app: FastifyInstance, config: Pick<Config, 'corsO
 
   // An answer forwarded from an origin, or replayed from storage, brought its own headers.
   app.addHook('onSend', (request, reply, payload, done) => {
-    reply.header('x-content-type-options', 'nosniff');
+    if (reply.getHeader('x-content-type-options') !== 'nosniff')
+      reply.header('x-content-type-options', 'nosniff');
     if (!isPreflight(request) && corsCovers(request.url)) {
-      for (const name of CORS_RESPONSE_HEADERS) if (reply.hasHeader(name)) reply.removeHeader(name);
-      applyCors(reply, request.headers.origin);
+      const origin = request.headers.origin;
+      // Most answers carry only what onRequest set: then only Vary may need Origin again.
+      // Removing headers deletes keys from the reply's header object (slow), so strip and
+      // set again only when an origin's or a stored answer's headers differ from ours.
+      if (ownCorsOnly(reply, off ? null : allowOrigin(origin))) {
+        if (!off && !any) addVaryOrigin(reply);
+      } else {
+        for (const name of CORS_RESPONSE_HEADERS) if (reply.hasHeader(name)) reply.removeHeader(name);
+        applyCors(reply, origin);
+      }
     }
     done(null, payload);
   });
+}
+
+/** Whether the reply's CORS headers are exactly those applyCors sets for `allowed`. */
+function ownCorsOnly(reply: FastifyReply, allowed: string | null): boolean {
+  for (const name of CORS_RESPONSE_HEADERS) {
+    const value = reply.getHeader(name);
+    if (name === 'access-control-allow-origin') {
+      if (value !== (allowed ?? undefined)) return false;
+    } else if (name === 'access-control-expose-headers') {
+      if (value !== (allowed === null ? undefined : EXPOSE_HEADERS)) return false;
+    } else if (value !== undefined) return false;
+  }
+  return true;
 }
 
 /** OPTIONS with Origin and Access-Control-Request-Method: a browser asking, not a call. */
