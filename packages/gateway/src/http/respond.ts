@@ -5,7 +5,9 @@
 import { encodePaymentRequired } from '@tollgate/protocol';
 import type { FastifyReply } from 'fastify';
 import type { ErrorCode } from '../errors.ts';
+import { requirementJson } from '../payments/requirement.ts';
 import type { Admission, PaidRequest, RetryTerms } from '../payments/settle.ts';
+import { accessLogFor } from './access-log.ts';
 import { sendError } from './error-handling.ts';
 
 /** Marks a stored response whose body was too large to keep for replays. */
@@ -17,12 +19,16 @@ export const NOT_RETAINED = 'x-tollgate-not-retained';
  */
 export function answerAdmission(reply: FastifyReply, admission: Admission): FastifyReply | null {
   switch (admission.kind) {
-    case 'challenge':
+    case 'challenge': {
       if (admission.v2) reply.header('payment-required', encodePaymentRequired(admission.v2));
-      return reply
-        .code(402)
-        .header('cache-control', 'no-store')
-        .send({ ...admission.requirement, requestId: reply.request.id });
+      reply.code(402).header('cache-control', 'no-store');
+      const json = requirementJson(admission.requirement, String(reply.request.id));
+      if (json === null) return reply.send({ ...admission.requirement, requestId: reply.request.id });
+      // Already JSON (spliced from the quote's fixed parts): the access log's code is set here,
+      // as a string body skips the preSerialization hook that reads it from an object.
+      accessLogFor(reply.request).code = 'payment_required';
+      return reply.header('content-type', 'application/json; charset=utf-8').send(json);
+    }
     case 'error':
       return sendError(reply, admission.code, admission.message, admission.extra, admission.headers);
     case 'replay': {

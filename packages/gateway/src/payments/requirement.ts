@@ -133,6 +133,7 @@ export function issueRequirement(
   };
   const expiresAt = new Date(unbound.expiresAtMs).toISOString();
   const claims: RequirementClaims = { ...unbound, requestHash: requestHashFor(unbound, req, expiresAt) };
+  const paymentRequirementId = tokens.sign(claims, quote.options);
   const body: PaymentRequirement = {
     error: 'payment_required',
     x402Version: 1,
@@ -142,9 +143,66 @@ export function issueRequirement(
     expiresAt,
     nonce,
     requestHash: claims.requestHash,
-    paymentRequirementId: tokens.sign(claims, quote.options),
+    paymentRequirementId,
     accepts: acceptsOf(quote, memo),
     ...(quote.cost ? { cost: quote.cost } : {}),
   };
+  // The body's JSON, spliced from the quote's fixed parts, without the closing brace (the
+  // response adds requestId). Not enumerable: a copy (a 402 with a reason) does not carry it.
+  const t = templateOf(quote);
+  let accepts = '';
+  for (let i = 0; i < t.options.length; i++) accepts += `${i ? ',' : ''}${t.options[i]}${str(memo)}}`;
+  const head =
+    `${t.head}${str(expiresAt)},"nonce":${str(nonce)},"requestHash":${str(claims.requestHash)}` +
+    `,"paymentRequirementId":${str(paymentRequirementId)},"accepts":[${accepts}]${t.tail}`;
+  Object.defineProperty(body, JSON_HEAD, { value: head, enumerable: false });
   return { body, claims };
+}
+
+const str = JSON.stringify;
+const JSON_HEAD = Symbol('requirementJsonHead');
+
+/**
+ * The JSON of `{ ...requirement, requestId }` when `requirement` is a body as issueRequirement
+ * made it (the 402's common case), else null (serialize the object). Equal to JSON.stringify of
+ * the same object, byte for byte (requirement.test.ts).
+ */
+export function requirementJson(requirement: object, requestId: string): string | null {
+  const head = (requirement as { [JSON_HEAD]?: string })[JSON_HEAD];
+  return head === undefined ? null : `${head},"requestId":${str(requestId)}}`;
+}
+
+/** A quote's fixed JSON parts, in the body's key order (one per quote, like the accept options). */
+interface Template {
+  /** From `{` to `"expiresAt":`. */
+  head: string;
+  /** Each accept option's JSON up to `"memo":` (memo is its last key). */
+  options: string[];
+  /** `,"cost":{...}` or ''. */
+  tail: string;
+}
+const templates = new WeakMap<Quote, Template>();
+function templateOf(quote: Quote): Template {
+  let t = templates.get(quote);
+  if (!t) {
+    const head = str({
+      error: 'payment_required',
+      x402Version: 1,
+      scheme: quote.scheme,
+      resource: quote.resource,
+      description: quote.description,
+    });
+    const options = acceptsOf(quote, '').map((a) => {
+      const json = str(a);
+      const cut = json.lastIndexOf('"memo":');
+      return json.slice(0, cut + '"memo":'.length);
+    });
+    t = {
+      head: `${head.slice(0, -1)},"expiresAt":`,
+      options,
+      tail: quote.cost ? `,"cost":${str(quote.cost)}` : '',
+    };
+    templates.set(quote, t);
+  }
+  return t;
 }

@@ -1,0 +1,63 @@
+import { USDC_SOLANA_MINT } from '@tollgate/protocol';
+import { describe, expect, it } from 'vitest';
+import { keyRing } from '../crypto/keys.ts';
+import { issueRequirement, type Quote, requirementJson } from './requirement.ts';
+import { createRequirementTokens } from './requirement-token.ts';
+
+const tokens = createRequirementTokens(keyRing('a'.repeat(40), null, 'requirement-token/v1'));
+const facts = { method: 'GET', pathWithQuery: '/p/demo/weather?city=Oslo', bodySha256: 'ab'.repeat(32) };
+
+const quote = (over: Partial<Quote> = {}): Quote => ({
+  scheme: 'exact_split',
+  subject: 'ep:ep_1',
+  resource: 'GET /p/demo/weather',
+  description: 'Weather "today" \u2028 in \\ Oslo',
+  price: 10_000n,
+  fee: 1_000n,
+  options: [
+    {
+      chain: 'sui',
+      network: 'mainnet',
+      assetId: '0x2::fake::USDC',
+      splits: [{ recipientType: 'platform', payTo: '0xplat"memo":', amount: 11_000n }],
+    },
+    {
+      chain: 'solana',
+      network: 'mainnet',
+      assetId: USDC_SOLANA_MINT,
+      splits: [
+        { recipientType: 'provider', payTo: 'Prov', amount: 10_000n },
+        { recipientType: 'platform', payTo: 'Plat', amount: 1_000n },
+      ],
+    },
+  ],
+  cost: {
+    endpoint: { amount: '0.01', asset: 'USDC' },
+    platformFee: { amount: '0.001', asset: 'USDC' },
+    total: { amount: '0.011', asset: 'USDC' },
+  },
+  ...over,
+});
+
+describe('the 402 body', () => {
+  it('is sent as the JSON of the requirement plus its requestId, byte for byte, for every quote shape', () => {
+    const { cost: _none, ...withoutCost } = quote();
+    for (const q of [quote(), withoutCost, quote({ v2: true }), quote({ options: [] })]) {
+      for (let i = 0; i < 3; i++) {
+        const { body } = issueRequirement(tokens, q, facts, 1_795_000_000_000 + i, 300);
+        const json = requirementJson(body, `req_${i}"x`);
+        expect(json).toBe(JSON.stringify({ ...body, requestId: `req_${i}"x` }));
+        expect(JSON.parse(json!).accepts.map((a: { memo: string }) => a.memo)).toEqual(
+          body.accepts.map((a) => a.memo),
+        );
+      }
+    }
+  });
+
+  it('is serialized from the object when the requirement was copied (a 402 with a reason)', () => {
+    const { body } = issueRequirement(tokens, quote(), facts, 1_795_000_000_000, 300);
+    const copy = { ...body, reason: 'payment_expired' };
+    expect(requirementJson(copy, 'req_1')).toBeNull();
+    expect(Object.keys(copy)).not.toContain('requirementJsonHead');
+  });
+});
