@@ -1,15 +1,15 @@
 /**
  * The Solana adapter: fetch a transaction over JSON-RPC (rpc.ts: one keep-alive pool,
- * a plain parse) and normalise it. Anything
- * that goes wrong talking to the node is a ChainUnavailableError, never a verdict.
+ * a plain parse) and normalise it. Anything that goes wrong talking to the node is a
+ * ChainUnavailableError, never a verdict.
  */
 import type { Signature } from '@solana/kit';
-import { isSignature } from '@solana/kit';
 import { SOLANA_MAINNET_GENESIS_HASH, USDC_SOLANA_MINT } from '@tollgate/protocol';
 import type { ObservedTransaction, TransactionSource } from '../chain.ts';
 import { ChainUnavailableError } from '../chain.ts';
 import { normaliseSolanaTransaction } from './normalise.ts';
 import { createJsonRpc } from './rpc.ts';
+import { isSolanaSignature } from './signature.ts';
 
 export interface SolanaSourceOptions {
   rpcUrl: string;
@@ -35,11 +35,10 @@ export interface SolanaSourceOptions {
 export { SOLANA_MAINNET_GENESIS_HASH };
 
 const DEFAULT_TIMEOUT_MS = 10_000;
-const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{64,88}$/;
 
-/** kit's isSignature throws on non-base58 input; a proof field must never make us throw. */
+/** A proof field must never make us throw: anything but a 64-byte base58 string is no signature. */
 function isSignatureString(value: unknown): value is Signature {
-  return typeof value === 'string' && BASE58.test(value) && isSignature(value);
+  return isSolanaSignature(value);
 }
 
 function notFinal(id: string, err: unknown): ObservedTransaction {
