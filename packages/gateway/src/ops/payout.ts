@@ -12,14 +12,16 @@
  * may still land; it never signs a second transaction for the same rows while the
  * first could still land.
  */
-import {
-  formatAmount,
-  SOLANA_MAINNET_GENESIS_HASH,
-  SUI_MAINNET_CHAIN_ID,
-  USDC_DECIMALS,
-} from '@tollgate/protocol';
+import { formatAmount, USDC_DECIMALS } from '@tollgate/protocol';
 import type { Payout, PayoutHold, RecipientDue, Store } from '../store/store.ts';
 import type { PayoutChain, PayoutTxStatus, SignedPayout } from './payout-chain.ts';
+import {
+  awaitOutcome,
+  errorMessage as message,
+  networkMismatch,
+  type OutcomeWait,
+  recheckRecorded,
+} from './transfer-outcome.ts';
 
 export interface PayoutOptions {
   store: Store;
@@ -86,9 +88,7 @@ const DEFAULT_POLL_MS = 1_000;
 /** Recipients considered per run at most (the rest wait for the next run). */
 const MAX_DUE = 10_000;
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const usdc = (a: bigint) => formatAmount(a, USDC_DECIMALS);
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 export async function runPayout(opts: PayoutOptions): Promise<PayoutReport> {
   const { store, chain, network } = opts;
@@ -117,12 +117,9 @@ export async function runPayout(opts: PayoutOptions): Promise<PayoutReport> {
     if (opts.crashAt === point) throw new SimulatedCrash(`simulated crash ${point}`);
   };
 
-  const identity = await chain.identity();
-  const mainnetId = chain.chain === 'solana' ? SOLANA_MAINNET_GENESIS_HASH : SUI_MAINNET_CHAIN_ID;
-  if ((network === 'mainnet') !== (identity === mainnetId)) {
-    fail(
-      `the ${chain.chain} node is on chain ${identity} (${identity === mainnetId ? 'mainnet' : 'not mainnet'}), but the gateway's network is ${network}: nothing paid`,
-    );
+  const mismatch = networkMismatch(chain.chain, await chain.identity(), network);
+  if (mismatch) {
+    fail(`${mismatch}: nothing paid`);
     return report;
   }
 
@@ -183,25 +180,14 @@ export async function runPayout(opts: PayoutOptions): Promise<PayoutReport> {
     return [...byRecipient.values()];
   }
 
-  /** Polls until the transaction landed or cannot land, renewing the lock; 'unknown' at the deadline. */
-  async function settleOutcome(hold: PayoutHold, signed: SignedPayout): Promise<PayoutTxStatus> {
-    const deadline = now() + confirmTimeoutMs;
-    let last: PayoutTxStatus = { kind: 'unknown', reason: 'not checked' };
-    for (;;) {
-      try {
-        last = await chain.status(signed);
-      } catch (e) {
-        // A flaky node is no verdict: keep asking until the deadline.
-        last = { kind: 'unknown', reason: `status check failed: ${message(e)}` };
-      }
-      if (last.kind !== 'unknown') return last;
-      if (now() >= deadline) return last;
-      if (!(await store.payables.renewPayout(hold, now() + leaseMs, now()))) {
-        return { kind: 'unknown', reason: 'another run took the payout over' };
-      }
-      await sleep(pollMs);
-    }
-  }
+  /** How this run waits for a payout's transaction, renewing the lock meanwhile. */
+  const waitFor = (hold: PayoutHold): OutcomeWait => ({
+    now,
+    confirmTimeoutMs,
+    pollMs,
+    renew: () => store.payables.renewPayout(hold, now() + leaseMs, now()),
+    lost: 'another run took the payout over',
+  });
 
   /** Ends a payout from its recorded transaction's fate; false when it is still unresolved. */
   async function conclude(
@@ -256,21 +242,11 @@ export async function runPayout(opts: PayoutOptions): Promise<PayoutReport> {
       return true;
     }
     const signed: SignedPayout = { tx: payout.tx, txBytes: payout.txBytes, txExpiry: payout.txExpiry };
-    let outcome: PayoutTxStatus;
-    try {
-      outcome = await chain.status(signed);
-    } catch (e) {
-      outcome = { kind: 'unknown', reason: `status check failed: ${message(e)}` };
-    }
-    if (outcome.kind === 'unknown') {
-      // The very same bytes again: at most this one transaction can land for these rows.
-      try {
-        await chain.send(signed);
-      } catch (e) {
-        log(`payout ${payout.id}: re-sending ${signed.tx} failed (${message(e)}); checking it anyway`);
-      }
-      outcome = await settleOutcome(hold, signed);
-    }
+    const outcome = await recheckRecorded(chain, signed, {
+      ...waitFor(hold),
+      label: `payout ${payout.id}`,
+      log,
+    });
     return conclude(hold, signed, outcome, true);
   }
 
@@ -387,7 +363,7 @@ export async function runPayout(opts: PayoutOptions): Promise<PayoutReport> {
     }
     crash('after_send');
 
-    const outcome = await settleOutcome(hold, signed);
+    const outcome = await awaitOutcome(chain, signed, waitFor(hold));
     const done = await conclude(hold, signed, outcome, false);
     if (!done || outcome.kind !== 'landed') break;
     served += assigned.length;

@@ -3,14 +3,10 @@
  * each, and checked against the gateway's network (a mainnet gateway never pays from a
  * test chain's node, nor the reverse), as the payout command checks.
  */
-import {
-  formatAmount,
-  SOLANA_MAINNET_GENESIS_HASH,
-  SUI_MAINNET_CHAIN_ID,
-  USDC_DECIMALS,
-} from '@tollgate/protocol';
+import { formatAmount, USDC_DECIMALS } from '@tollgate/protocol';
 import type { Chain } from '../store/store.ts';
 import type { PayoutChain } from './payout-chain.ts';
+import { networkMismatch } from './transfer-outcome.ts';
 
 const usdc = (a: bigint) => formatAmount(a, USDC_DECIMALS);
 
@@ -24,13 +20,8 @@ export function platformWallets(
     if (!w) {
       w = (async () => {
         const wallet = await open(chain);
-        const identity = await wallet.identity();
-        const mainnetId = chain === 'solana' ? SOLANA_MAINNET_GENESIS_HASH : SUI_MAINNET_CHAIN_ID;
-        if ((network === 'mainnet') !== (identity === mainnetId)) {
-          throw new Error(
-            `the ${chain} node is on chain ${identity} (${identity === mainnetId ? 'mainnet' : 'not mainnet'}), but the gateway's network is ${network}`,
-          );
-        }
+        const mismatch = networkMismatch(chain, await wallet.identity(), network);
+        if (mismatch) throw new Error(mismatch);
         return wallet;
       })();
       wallets.set(chain, w);

@@ -17,6 +17,12 @@ import { undeliveredBefore } from '../payments/payment-status.ts';
 import type { Chain, Refund, RefundCandidate, RefundHold, Store } from '../store/store.ts';
 import type { PayoutChain, PayoutTxStatus, SignedPayout } from './payout-chain.ts';
 import { fundsProblem, platformWallets } from './refund-wallets.ts';
+import {
+  awaitOutcome,
+  errorMessage as message,
+  type OutcomeWait,
+  recheckRecorded,
+} from './transfer-outcome.ts';
 
 export interface RefundOptions {
   store: Store;
@@ -95,9 +101,7 @@ const DEFAULT_POLL_MS = 1_000;
 /** Payments considered per run at most (the rest wait for the next run). */
 const MAX_PAYMENTS = 1_000;
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const usdc = (a: bigint) => formatAmount(a, USDC_DECIMALS);
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 export async function runRefund(opts: RefundOptions): Promise<RefundReport> {
   const { store, network } = opts;
@@ -155,22 +159,14 @@ export async function runRefund(opts: RefundOptions): Promise<RefundReport> {
     });
   }
 
-  /** Polls until the transaction landed or cannot land, renewing the lease; 'unknown' at the deadline. */
-  async function settleOutcome(wallet: PayoutChain, hold: RefundHold, signed: SignedPayout) {
-    const deadline = now() + confirmTimeoutMs;
-    let last: PayoutTxStatus = { kind: 'unknown', reason: 'not checked' };
-    for (;;) {
-      try {
-        last = await wallet.status(signed);
-      } catch (e) {
-        last = { kind: 'unknown', reason: `status check failed: ${message(e)}` };
-      }
-      if (last.kind !== 'unknown' || now() >= deadline) return last;
-      if (!(await store.refunds.renew(hold, now() + leaseMs, now())))
-        return { kind: 'unknown' as const, reason: 'another run took the refund over' };
-      await sleep(pollMs);
-    }
-  }
+  /** How this run waits for a refund's transaction, renewing its lease meanwhile. */
+  const waitFor = (hold: RefundHold): OutcomeWait => ({
+    now,
+    confirmTimeoutMs,
+    pollMs,
+    renew: () => store.refunds.renew(hold, now() + leaseMs, now()),
+    lost: 'another run took the refund over',
+  });
 
   /**
    * Ends a sent refund from its transaction's fate. True when an interrupted run's transaction
@@ -264,7 +260,7 @@ export async function runRefund(opts: RefundOptions): Promise<RefundReport> {
       log(`refund ${refund.id}: sending ${signed.tx} failed (${message(e)}); checking whether it landed`);
     }
     crash('after_send');
-    const outcome = await settleOutcome(wallet, hold, signed);
+    const outcome = await awaitOutcome(wallet, signed, waitFor(hold));
     await conclude(c, refund, hold, signed, outcome, recovered, false);
   }
 
@@ -278,21 +274,11 @@ export async function runRefund(opts: RefundOptions): Promise<RefundReport> {
     }
     const wallet = await walletOf(c.chain);
     const signed: SignedPayout = { tx: refund.tx, txBytes: refund.txBytes, txExpiry: refund.txExpiry };
-    let outcome: PayoutTxStatus;
-    try {
-      outcome = await wallet.status(signed);
-    } catch (e) {
-      outcome = { kind: 'unknown', reason: `status check failed: ${message(e)}` };
-    }
-    if (outcome.kind === 'unknown') {
-      // The very same bytes again: at most this one transfer can land for this refund.
-      try {
-        await wallet.send(signed);
-      } catch (e) {
-        log(`refund ${refund.id}: re-sending ${signed.tx} failed (${message(e)}); checking it anyway`);
-      }
-      outcome = await settleOutcome(wallet, hold, signed);
-    }
+    const outcome = await recheckRecorded(wallet, signed, {
+      ...waitFor(hold),
+      label: `refund ${refund.id}`,
+      log,
+    });
     if (await conclude(c, refund, hold, signed, outcome, true, true)) await pay(c, refund, hold, true);
   }
 
