@@ -9,6 +9,7 @@ import type { Selectable } from 'kysely';
 import type { Chain, ClaimInput, ClaimResult, Redemption, RedemptionRepo, StoredResponse } from '../store.ts';
 import type { Backend } from './backend.ts';
 import { newId } from './ids.ts';
+import { prepared } from './prepared.ts';
 import { fromBlob, toBlob, toNum } from './rows.ts';
 import type { RedemptionsTable } from './schema.ts';
 
@@ -54,39 +55,97 @@ const MAX_ROUNDS = 4;
 export function redemptionRepo(backend: Backend): RedemptionRepo {
   const { db } = backend;
 
-  async function tryInsert(input: ClaimInput): Promise<Row | undefined> {
-    return (
+  // The paid path's three statements (claim, look-up, completion) are built once (prepared.ts).
+  const insertClaim = prepared(
+    [
+      'id',
+      'chain',
+      'network',
+      'tx_id',
+      'nonce',
+      'request_hash',
+      'requirement_id',
+      'payer',
+      'lease_until_ms',
+      'meta',
+      'created_at_ms',
+      'project_id',
+      'endpoint_id',
+      'amount',
+      'fee',
+    ] as const,
+    (v) =>
       db
         .insertInto('redemptions')
         .values({
-          id: newId('rdm'),
-          chain: input.chain,
-          network: input.network,
-          tx_id: input.txId,
-          nonce: input.nonce,
-          request_hash: input.requestHash,
-          requirement_id: input.requirementId,
-          payer: input.payer,
+          id: v('id'),
+          chain: v('chain'),
+          network: v('network'),
+          tx_id: v('tx_id'),
+          nonce: v('nonce'),
+          request_hash: v('request_hash'),
+          requirement_id: v('requirement_id'),
+          payer: v('payer'),
           state: 'in_progress',
           attempt: 1,
-          lease_until_ms: input.nowMs + input.leaseMs,
+          lease_until_ms: v('lease_until_ms'),
           response_status: null,
           response_headers: null,
           response_body: null,
-          // Amounts are bigints in the code (DESIGN §4.2): keep them as decimal strings.
-          meta: JSON.stringify(input.meta, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)),
-          created_at_ms: input.nowMs,
+          meta: v('meta'),
+          created_at_ms: v('created_at_ms'),
           delivered_at_ms: null,
-          project_id: input.projectId,
-          endpoint_id: input.endpointId,
-          amount: input.amount.toString(),
-          fee: input.fee.toString(),
+          project_id: v('project_id'),
+          endpoint_id: v('endpoint_id'),
+          amount: v('amount'),
+          fee: v('fee'),
         })
         // No conflict target: a clash on EITHER unique key (tx or nonce) inserts nothing.
         .onConflict((oc) => oc.doNothing())
-        .returningAll()
-        .executeTakeFirst()
+        .returningAll(),
+  );
+  const selectByTx = prepared(['chain', 'network', 'tx_id'] as const, (v) =>
+    db
+      .selectFrom('redemptions')
+      .selectAll()
+      .where('chain', '=', v('chain'))
+      .where('network', '=', v('network'))
+      .where('tx_id', '=', v('tx_id')),
+  );
+  const completeHeld = prepared(
+    ['id', 'attempt', 'response_status', 'response_headers', 'response_body', 'delivered_at_ms'] as const,
+    (v) =>
+      heldBy(v('id'), v('attempt')).set({
+        state: 'delivered',
+        response_status: v('response_status'),
+        response_headers: v('response_headers'),
+        response_body: v('response_body'),
+        delivered_at_ms: v('delivered_at_ms'),
+      }),
+  );
+
+  async function tryInsert(input: ClaimInput): Promise<Row | undefined> {
+    const { rows } = await db.executeQuery<Row>(
+      insertClaim({
+        id: newId('rdm'),
+        chain: input.chain,
+        network: input.network,
+        tx_id: input.txId,
+        nonce: input.nonce,
+        request_hash: input.requestHash,
+        requirement_id: input.requirementId,
+        payer: input.payer,
+        lease_until_ms: input.nowMs + input.leaseMs,
+        // Amounts are bigints in the code (DESIGN §4.2): keep them as decimal strings.
+        meta: JSON.stringify(input.meta, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)),
+        created_at_ms: input.nowMs,
+        project_id: input.projectId,
+        endpoint_id: input.endpointId,
+        amount: input.amount.toString(),
+        fee: input.fee.toString(),
+      }),
     );
+    return rows[0];
   }
 
   async function existing(input: ClaimInput): Promise<{ byTx?: Row; byNonce?: Row }> {
@@ -191,13 +250,8 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
     },
 
     async byTx(chain, network, txId) {
-      const r = await db
-        .selectFrom('redemptions')
-        .selectAll()
-        .where('chain', '=', chain)
-        .where('network', '=', network)
-        .where('tx_id', '=', txId)
-        .executeTakeFirst();
+      const { rows } = await db.executeQuery<Row>(selectByTx({ chain, network, tx_id: txId }));
+      const r = rows[0];
       return r ? toRedemption(r) : null;
     },
 
@@ -210,16 +264,17 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
     },
 
     async complete(id, attempt, response, nowMs) {
-      const r = await heldBy(id, attempt)
-        .set({
-          state: 'delivered',
+      const r = await db.executeQuery(
+        completeHeld({
+          id,
+          attempt,
           response_status: response.status,
           response_headers: JSON.stringify(response.headers),
           response_body: toBlob(response.body),
           delivered_at_ms: nowMs,
-        })
-        .executeTakeFirst();
-      return r.numUpdatedRows === 1n;
+        }),
+      );
+      return r.numAffectedRows === 1n;
     },
 
     async release(id, attempt, opts = {}) {
