@@ -25,6 +25,8 @@ interface State {
   failures: number;
   unhealthySince: number | null;
   label: { project: string; endpoint: string };
+  /** The gauge's value as last set (null: never), so a success on a healthy endpoint sets nothing. */
+  published: 0 | 1 | null;
 }
 
 export interface ProbeTarget {
@@ -41,12 +43,17 @@ export function createHealthMonitor(opts: HealthOptions) {
   const state = (endpointId: string, project = ''): State => {
     let s = states.get(endpointId);
     if (!s) {
-      s = { failures: 0, unhealthySince: null, label: { project, endpoint: endpointId } };
+      s = { failures: 0, unhealthySince: null, label: { project, endpoint: endpointId }, published: null };
       states.set(endpointId, s);
     }
     return s;
   };
-  const publish = (s: State, healthy: boolean) => opts.metrics?.endpointHealthy.set(s.label, healthy ? 1 : 0);
+  const publish = (s: State, healthy: boolean) => {
+    const value = healthy ? 1 : 0;
+    if (s.published === value) return;
+    s.published = value;
+    opts.metrics?.endpointHealthy.set(s.label, value);
+  };
   /** reason: `failures` (consecutive failed requests), `probe_failed`, `request_ok` or `probe_ok`. */
   const wentUnhealthy = (s: State, reason: 'failures' | 'probe_failed') =>
     opts.log?.warn(

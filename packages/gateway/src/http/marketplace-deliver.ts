@@ -32,7 +32,8 @@ export function streamAndSettle(
   maxStoredBytes: number,
   onSettled?: (s: Settled) => void,
 ): FastifyReply | Promise<FastifyReply> {
-  const declared = Number(flattenHeaders(headers)['content-length'] ?? Number.NaN);
+  const length = headers['content-length'];
+  const declared = typeof length === 'string' ? Number(length) : Number.NaN;
   if (!paid) {
     // A small body of known length goes out in one write (headers + body) instead of a
     // piped stream (headers, then data): most API answers are like that.

@@ -210,22 +210,44 @@ function onDeadline(controller: AbortController): void {
  * `maxBytes` — also when undici's own response cap cut it. Other failures reject with an
  * UpstreamError.
  */
-export async function readCapped(body: Readable, maxBytes: number): Promise<Buffer | 'too_large'> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  try {
-    for await (const chunk of body) {
+export function readCapped(body: Readable, maxBytes: number): Promise<Buffer | 'too_large'> {
+  // Listeners, not `for await`: an async iterator costs a promise per chunk and more garbage
+  // on every forwarded answer. 'close' without 'end' (destroyed mid-body) is a failure too.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let done = false;
+    const finish = (err: unknown, value?: Buffer | 'too_large') => {
+      if (done) return;
+      done = true;
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('close', onClose);
+      // Keep an error listener: a stream destroyed later must never raise an unhandled 'error'.
+      if (err === null) resolve(value!);
+      else if ((err as { code?: unknown } | null)?.code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE')
+        resolve('too_large');
+      else reject(toUpstreamError(err));
+    };
+    const onData = (chunk: Buffer | string) => {
       const buf: Buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       total += buf.length;
       if (total > maxBytes) {
+        finish(null, 'too_large');
         body.destroy();
-        return 'too_large';
+        return;
       }
       chunks.push(buf);
-    }
-  } catch (err) {
-    if ((err as { code?: unknown } | null)?.code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return 'too_large';
-    throw toUpstreamError(err);
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+    };
+    const onEnd = () => finish(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total));
+    const onClose = () =>
+      finish(Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    body.on('error', (err) => finish(err));
+    // Already over: its 'error' or 'close' came before these listeners.
+    if (body.errored) return finish(body.errored);
+    if (body.destroyed) return onClose();
+    body.on('data', onData);
+    body.once('end', onEnd);
+    body.once('close', onClose);
+  });
 }
