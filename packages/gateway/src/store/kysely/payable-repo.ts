@@ -19,7 +19,7 @@ import type {
   RecipientDue,
 } from '../store.ts';
 import type { Backend } from './backend.ts';
-import { checkMs, toPayout } from './fenced-rows.ts';
+import { checkMs, takeOverLapsed, toPayout } from './fenced-rows.ts';
 import { newId } from './ids.ts';
 import { pageSize, toNum } from './rows.ts';
 import type { Database, PayablesTable, PayoutsTable } from './schema.ts';
@@ -259,19 +259,7 @@ export function payableRepo(backend: Backend): PayableRepo {
         if (open) {
           last = open;
           if (toNum(open.lease_until_ms) >= q.nowMs) return { kind: 'busy', payout: toPayout(open) };
-          const taken = await db
-            .updateTable('payouts')
-            .set((eb) => ({
-              attempt: eb('attempt', '+', 1),
-              lease_until_ms: q.nowMs + q.leaseMs,
-              updated_at_ms: q.nowMs,
-            }))
-            .where('id', '=', open.id)
-            .where('attempt', '=', open.attempt)
-            .where('state', 'in', UNFINISHED)
-            .where('lease_until_ms', '<', q.nowMs)
-            .returningAll()
-            .executeTakeFirst();
+          const taken = await takeOverLapsed(db, 'payouts', open, q);
           if (taken) return { kind: 'recover', payout: toPayout(taken) };
           continue; // Another run took it or finished it first: look again.
         }

@@ -17,7 +17,7 @@ import type {
   RefundState,
 } from '../store.ts';
 import type { Backend } from './backend.ts';
-import { checkMs, toFencedTransfer } from './fenced-rows.ts';
+import { checkMs, takeOverLapsed, toFencedTransfer } from './fenced-rows.ts';
 import { newId } from './ids.ts';
 import { pageSize, toNum } from './rows.ts';
 import type { Database, RedemptionsTable, RefundsTable } from './schema.ts';
@@ -243,19 +243,7 @@ export function refundRepo(backend: Backend): RefundRepo {
         if (!existing) return { kind: 'refused', reason: 'not_found' };
         if (existing.state === 'refunded') return { kind: 'refunded', refund: toRefund(existing) };
         if (toNum(existing.lease_until_ms) >= q.nowMs) return { kind: 'busy', refund: toRefund(existing) };
-        const taken = await db
-          .updateTable('refunds')
-          .set((eb) => ({
-            attempt: eb('attempt', '+', 1),
-            lease_until_ms: q.nowMs + q.leaseMs,
-            updated_at_ms: q.nowMs,
-          }))
-          .where('id', '=', existing.id)
-          .where('attempt', '=', existing.attempt)
-          .where('state', 'in', UNFINISHED)
-          .where('lease_until_ms', '<', q.nowMs)
-          .returningAll()
-          .executeTakeFirst();
+        const taken = await takeOverLapsed(db, 'refunds', existing, q);
         if (taken) return { kind: 'recover', refund: toRefund(taken) };
         // Another run took it over or finished it first: look again.
       }
