@@ -1,7 +1,8 @@
 /**
  * Shared by the repositories of platform-wallet transfers (payable-repo.ts: payouts,
  * refund-repo.ts: refunds) and the ledger read (ledger-repo.ts): the row mappers of
- * their common lease, fence and recorded-transaction columns, and the time check.
+ * their common lease, fence and recorded-transaction columns, the lease takeover and
+ * renewal statements (the same on both tables), and the time check.
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { Chain, FencedHold, FencedTransfer, Payout, PayoutState } from '../store.ts';
@@ -43,6 +44,24 @@ export async function takeOverLapsed<T extends 'payouts' | 'refunds'>(
     .returningAll()
     .executeTakeFirst();
   return taken as Selectable<Database[T]> | undefined;
+}
+
+/** Extends the lease of an unfinished payout or refund this run still holds; false when the hold is stale. */
+export async function renewLease(
+  db: Kysely<Database>,
+  table: 'payouts' | 'refunds',
+  hold: FencedHold,
+  leaseUntilMs: number,
+  nowMs: number,
+): Promise<boolean> {
+  const r = await (db as unknown as FencedDb)
+    .updateTable(table as unknown as 'fenced')
+    .set({ lease_until_ms: leaseUntilMs, updated_at_ms: nowMs })
+    .where('id', '=', hold.id)
+    .where('attempt', '=', hold.attempt)
+    .where('state', 'in', UNFINISHED)
+    .executeTakeFirst();
+  return r.numUpdatedRows === 1n;
 }
 
 export function toFencedTransfer(r: Selectable<FencedTransferColumns>): FencedTransfer {

@@ -19,7 +19,7 @@ import type {
   RecipientDue,
 } from '../store.ts';
 import type { Backend } from './backend.ts';
-import { checkMs, takeOverLapsed, toPayout } from './fenced-rows.ts';
+import { checkMs, renewLease, takeOverLapsed, toPayout } from './fenced-rows.ts';
 import { newId } from './ids.ts';
 import { pageSize, toNum } from './rows.ts';
 import type { Database, PayablesTable, PayoutsTable } from './schema.ts';
@@ -299,16 +299,7 @@ export function payableRepo(backend: Backend): PayableRepo {
       return r ? toPayout(r) : null;
     },
 
-    async renewPayout(hold, leaseUntilMs, nowMs) {
-      const r = await db
-        .updateTable('payouts')
-        .set({ lease_until_ms: leaseUntilMs, updated_at_ms: nowMs })
-        .where('id', '=', hold.id)
-        .where('attempt', '=', hold.attempt)
-        .where('state', 'in', UNFINISHED)
-        .executeTakeFirst();
-      return r.numUpdatedRows === 1n;
-    },
+    renewPayout: (hold, leaseUntilMs, nowMs) => renewLease(db, 'payouts', hold, leaseUntilMs, nowMs),
 
     async assignToPayout(hold, q) {
       return db.transaction().execute(async (trx) => {

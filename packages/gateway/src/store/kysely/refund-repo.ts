@@ -17,7 +17,7 @@ import type {
   RefundState,
 } from '../store.ts';
 import type { Backend } from './backend.ts';
-import { checkMs, takeOverLapsed, toFencedTransfer } from './fenced-rows.ts';
+import { checkMs, renewLease, takeOverLapsed, toFencedTransfer } from './fenced-rows.ts';
 import { newId } from './ids.ts';
 import { pageSize, toNum } from './rows.ts';
 import type { Database, RedemptionsTable, RefundsTable } from './schema.ts';
@@ -265,12 +265,7 @@ export function refundRepo(backend: Backend): RefundRepo {
       return rows.map(toRefund);
     },
 
-    async renew(hold, leaseUntilMs, nowMs) {
-      const r = await fenced(hold, UNFINISHED)
-        .set({ lease_until_ms: leaseUntilMs, updated_at_ms: nowMs })
-        .executeTakeFirst();
-      return r.numUpdatedRows === 1n;
-    },
+    renew: (hold, leaseUntilMs, nowMs) => renewLease(db, 'refunds', hold, leaseUntilMs, nowMs),
 
     async recordSent(hold, sent) {
       const r = await fenced(hold, ['open'])
