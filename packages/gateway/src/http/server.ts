@@ -23,6 +23,7 @@ import { openApiRoutes, registerOpenApi } from './openapi.ts';
 import { operatorPaymentRoutes } from './operator-payment-routes.ts';
 import { providerRoutes } from './provider.ts';
 import { rateLimit } from './rate-limit.ts';
+import { lazyRequestLogger } from './request-logger.ts';
 import { sandboxRoutes } from './sandbox.ts';
 import { webRoutes } from './web.ts';
 
@@ -53,6 +54,8 @@ export async function buildApp(
     return503OnClosing: true,
     // One access line per request (http/access-log.ts) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    // request.log becomes a pino child only when something logs through it (request-logger.ts).
+    childLoggerFactory: lazyRequestLogger,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 512 },
     // Slow clients: deadlines for headers and request bodies; never for responses.
     ...serverTimeoutOptions(deps.config),
