@@ -21,9 +21,11 @@ import {
   networkMismatch,
   type OutcomeWait,
   recheckRecorded,
+  type TransferTiming,
+  transferTiming,
 } from './transfer-outcome.ts';
 
-export interface PayoutOptions {
+export interface PayoutOptions extends TransferTiming {
   store: Store;
   chain: PayoutChain;
   /** The gateway's network name in payables (`localnet` in sandbox mode, `mainnet`). */
@@ -32,14 +34,6 @@ export interface PayoutOptions {
   dryRun?: boolean;
   /** Pay at most this many recipients in this run (oldest debt first). */
   maxRecipients?: number;
-  now?: () => number;
-  /** How long the lock holds without renewal (renewed while waiting). Default 60 s. */
-  leaseMs?: number;
-  /** How long to wait for a sent transaction to land or fail. Default 90 s. */
-  confirmTimeoutMs?: number;
-  pollMs?: number;
-  /** Progress lines for a human (stderr in the CLI). */
-  log?: (line: string) => void;
   /** Tests only: stop as if the process died at this step. */
   crashAt?: CrashPoint;
 }
@@ -82,9 +76,6 @@ export interface PayoutReport {
   ok: boolean;
 }
 
-const DEFAULT_LEASE_MS = 60_000;
-const DEFAULT_CONFIRM_TIMEOUT_MS = 90_000;
-const DEFAULT_POLL_MS = 1_000;
 /** Recipients considered per run at most (the rest wait for the next run). */
 const MAX_DUE = 10_000;
 
@@ -92,11 +83,8 @@ const usdc = (a: bigint) => formatAmount(a, USDC_DECIMALS);
 
 export async function runPayout(opts: PayoutOptions): Promise<PayoutReport> {
   const { store, chain, network } = opts;
-  const now = opts.now ?? Date.now;
-  const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
-  const confirmTimeoutMs = opts.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS;
-  const pollMs = opts.pollMs ?? DEFAULT_POLL_MS;
-  const log = opts.log ?? (() => {});
+  const timing = transferTiming(opts);
+  const { now, leaseMs, log } = timing;
   const report: PayoutReport = {
     chain: chain.chain,
     network,
@@ -182,10 +170,8 @@ export async function runPayout(opts: PayoutOptions): Promise<PayoutReport> {
 
   /** How this run waits for a payout's transaction, renewing the lock meanwhile. */
   const waitFor = (hold: PayoutHold): OutcomeWait => ({
-    now,
-    confirmTimeoutMs,
-    pollMs,
-    renew: () => store.payables.renewPayout(hold, now() + leaseMs, now()),
+    ...timing,
+    renew: (until, at) => store.payables.renewPayout(hold, until, at),
     lost: 'another run took the payout over',
   });
 
@@ -245,7 +231,6 @@ export async function runPayout(opts: PayoutOptions): Promise<PayoutReport> {
     const outcome = await recheckRecorded(chain, signed, {
       ...waitFor(hold),
       label: `payout ${payout.id}`,
-      log,
     });
     return conclude(hold, signed, outcome, true);
   }

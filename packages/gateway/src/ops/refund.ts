@@ -22,9 +22,11 @@ import {
   errorMessage as message,
   type OutcomeWait,
   recheckRecorded,
+  type TransferTiming,
+  transferTiming,
 } from './transfer-outcome.ts';
 
-export interface RefundOptions {
+export interface RefundOptions extends TransferTiming {
   store: Store;
   /** The platform wallet on a chain, opened only for chains with work; throws if it cannot be. */
   openChain(chain: Chain): Promise<PayoutChain>;
@@ -36,14 +38,6 @@ export interface RefundOptions {
   target: { id: string } | { all: true; chain?: Chain };
   /** Plan only: read, check, print; write and send nothing. */
   dryRun?: boolean;
-  now?: () => number;
-  /** How long a run holds a refund without renewal (renewed while waiting). Default 60 s. */
-  leaseMs?: number;
-  /** How long to wait for a sent transaction to land or fail. Default 90 s. */
-  confirmTimeoutMs?: number;
-  pollMs?: number;
-  /** Progress lines for a human (stderr in the CLI). */
-  log?: (line: string) => void;
   /** Tests only: stop as if the process died at this step. */
   crashAt?: RefundCrashPoint;
 }
@@ -95,9 +89,6 @@ export interface RefundReport {
   ok: boolean;
 }
 
-const DEFAULT_LEASE_MS = 60_000;
-const DEFAULT_CONFIRM_TIMEOUT_MS = 90_000;
-const DEFAULT_POLL_MS = 1_000;
 /** Payments considered per run at most (the rest wait for the next run). */
 const MAX_PAYMENTS = 1_000;
 
@@ -105,11 +96,8 @@ const usdc = (a: bigint) => formatAmount(a, USDC_DECIMALS);
 
 export async function runRefund(opts: RefundOptions): Promise<RefundReport> {
   const { store, network } = opts;
-  const now = opts.now ?? Date.now;
-  const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
-  const confirmTimeoutMs = opts.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS;
-  const pollMs = opts.pollMs ?? DEFAULT_POLL_MS;
-  const log = opts.log ?? (() => {});
+  const timing = transferTiming(opts);
+  const { now, leaseMs, log } = timing;
   const report: RefundReport = {
     network,
     dryRun: opts.dryRun === true,
@@ -161,10 +149,8 @@ export async function runRefund(opts: RefundOptions): Promise<RefundReport> {
 
   /** How this run waits for a refund's transaction, renewing its lease meanwhile. */
   const waitFor = (hold: RefundHold): OutcomeWait => ({
-    now,
-    confirmTimeoutMs,
-    pollMs,
-    renew: () => store.refunds.renew(hold, now() + leaseMs, now()),
+    ...timing,
+    renew: (until, at) => store.refunds.renew(hold, until, at),
     lost: 'another run took the refund over',
   });
 
@@ -277,7 +263,6 @@ export async function runRefund(opts: RefundOptions): Promise<RefundReport> {
     const outcome = await recheckRecorded(wallet, signed, {
       ...waitFor(hold),
       label: `refund ${refund.id}`,
-      log,
     });
     if (await conclude(c, refund, hold, signed, outcome, true, true)) await pay(c, refund, hold, true);
   }

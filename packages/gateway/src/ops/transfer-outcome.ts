@@ -19,12 +19,32 @@ export function networkMismatch(chain: Chain, identity: string, network: string)
   return `the ${chain} node is on chain ${identity} (${identity === mainnetId ? 'mainnet' : 'not mainnet'}), but the gateway's network is ${network}`;
 }
 
-export interface OutcomeWait {
-  now: () => number;
-  confirmTimeoutMs: number;
-  pollMs: number;
-  /** Extends the lease between polls; false when another run took the transfer over. */
-  renew: () => Promise<boolean>;
+/** How a payout or refund run holds its lease and waits for its transactions. */
+export interface TransferTiming {
+  now?: () => number;
+  /** How long a run holds its lease (a payout's lock, a refund) without renewal (renewed while waiting). Default 60 s. */
+  leaseMs?: number;
+  /** How long to wait for a sent transaction to land or fail. Default 90 s. */
+  confirmTimeoutMs?: number;
+  pollMs?: number;
+  /** Progress lines for a human (stderr in the CLI). */
+  log?: (line: string) => void;
+}
+
+/** A run's timing with the defaults filled in. */
+export function transferTiming(o: TransferTiming): Required<TransferTiming> {
+  return {
+    now: o.now ?? Date.now,
+    leaseMs: o.leaseMs ?? 60_000,
+    confirmTimeoutMs: o.confirmTimeoutMs ?? 90_000,
+    pollMs: o.pollMs ?? 1_000,
+    log: o.log ?? (() => {}),
+  };
+}
+
+export interface OutcomeWait extends Required<TransferTiming> {
+  /** Extends the lease until `leaseUntilMs`; false when another run took the transfer over. */
+  renew: (leaseUntilMs: number, nowMs: number) => Promise<boolean>;
   /** The 'unknown' reason when the lease was lost, e.g. `another run took the refund over`. */
   lost: string;
 }
@@ -45,7 +65,7 @@ export async function awaitOutcome(
       last = { kind: 'unknown', reason: `status check failed: ${errorMessage(e)}` };
     }
     if (last.kind !== 'unknown' || o.now() >= deadline) return last;
-    if (!(await o.renew())) return { kind: 'unknown', reason: o.lost };
+    if (!(await o.renew(o.now() + o.leaseMs, o.now()))) return { kind: 'unknown', reason: o.lost };
     await sleep(o.pollMs);
   }
 }
@@ -57,7 +77,7 @@ export async function awaitOutcome(
 export async function recheckRecorded(
   wallet: PayoutChain,
   signed: SignedPayout,
-  o: OutcomeWait & { label: string; log: (line: string) => void },
+  o: OutcomeWait & { label: string },
 ): Promise<PayoutTxStatus> {
   let outcome: PayoutTxStatus;
   try {
