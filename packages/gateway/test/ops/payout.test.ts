@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SuiGrpcClient } from '@mysten/sui/grpc';
 import { Transaction } from '@mysten/sui/transactions';
-import { newSolanaKey, newSuiKey, saveSolanaKeyFile, saveSuiKeyFile } from '@tollgate/client';
+import { newSolanaKey, newSuiKey, saveSolanaKeyFile } from '@tollgate/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Config, type EnvInput, loadConfig } from '../../src/config.ts';
 import { runPayout, SimulatedCrash } from '../../src/ops/payout.ts';
@@ -22,6 +22,7 @@ import { loadPlatformKey, type SuiPlatformKey } from '../../src/ops/platform-key
 import { openStore } from '../../src/store/open-store.ts';
 import type { Chain, Store } from '../../src/store/store.ts';
 import { type Chains, startChains } from '../support/gateway-harness.ts';
+import { sandboxPlatformWallets } from '../support/platform-wallets.ts';
 
 const CLI = new URL('../../src/ops/cli.ts', import.meta.url).pathname;
 const LATER = 10 * 60_000;
@@ -108,12 +109,8 @@ async function rows(ids: string[]) {
 beforeAll(async () => {
   chains = await startChains();
   dir = mkdtempSync(join(tmpdir(), 'tollgate-payout-'));
-  // Sandbox mode's own wallets, where `npm start` would have created them.
-  const solanaKey = newSolanaKey();
-  const suiKey = newSuiKey();
-  saveSolanaKeyFile(join(dir, 'sandbox', 'platform-solana.json'), solanaKey);
-  saveSuiKeyFile(join(dir, 'sandbox', 'platform-sui.key'), suiKey);
-  platform = { solana: solanaKey.address, sui: suiKey.address };
+  // Sandbox mode's own wallets, where `npm start` would have created them; 1000 USDC and 1 SOL.
+  platform = await sandboxPlatformWallets(dir, chains, 1_000_000_000n);
   env = {
     TOLLGATE_NETWORK: 'sandbox',
     TOLLGATE_DATA_DIR: dir,
@@ -124,8 +121,6 @@ beforeAll(async () => {
   };
   config = loadConfig(env, []);
   store = await openStore(config.databaseUrl);
-  await chains.solana.faucet(platform.solana, 1_000_000_000n); // 1000 USDC and 1 SOL
-  chains.sui.faucet(platform.sui, 1_000_000_000n);
 });
 
 afterAll(async () => {

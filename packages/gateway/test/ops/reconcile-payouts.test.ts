@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { newSolanaKey, newSuiKey, saveSolanaKeyFile, saveSuiKeyFile } from '@tollgate/client';
+import { newSolanaKey, newSuiKey } from '@tollgate/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EnvInput, loadConfig } from '../../src/config.ts';
 import { runPayout } from '../../src/ops/payout.ts';
@@ -20,6 +20,7 @@ import { loadPlatformKey, type SolanaPlatformKey, type SuiPlatformKey } from '..
 import { openStore } from '../../src/store/open-store.ts';
 import type { Chain, Store } from '../../src/store/store.ts';
 import { type Chains, startChains } from '../support/gateway-harness.ts';
+import { sandboxPlatformWallets } from '../support/platform-wallets.ts';
 
 const CLI = new URL('../../src/ops/cli.ts', import.meta.url).pathname;
 /** Each run of the command is a fresh Node process (several seconds on a busy machine). */
@@ -60,26 +61,21 @@ async function owe(chain: Chain, recipient: string, amount: bigint) {
 beforeAll(async () => {
   chains = await startChains();
   dir = mkdtempSync(join(tmpdir(), 'tollgate-reconcile-payouts-'));
-  const solanaKey = newSolanaKey();
-  const suiKey = newSuiKey();
-  saveSolanaKeyFile(join(dir, 'sandbox', 'platform-solana.json'), solanaKey);
-  saveSuiKeyFile(join(dir, 'sandbox', 'platform-sui.key'), suiKey);
+  const platform = await sandboxPlatformWallets(dir, chains, 1_000_000_000n);
   env = {
     TOLLGATE_NETWORK: 'sandbox',
     TOLLGATE_DATA_DIR: dir,
     DATABASE_URL: `sqlite:${join(dir, 'tollgate.db')}`,
     SOLANA_RPC_URL: chains.solana.url,
     SUI_RPC_URL: chains.sui.url,
-    PLATFORM_SOLANA_ADDRESS: solanaKey.address,
-    PLATFORM_SUI_ADDRESS: suiKey.address,
+    PLATFORM_SOLANA_ADDRESS: platform.solana,
+    PLATFORM_SUI_ADDRESS: platform.sui,
     LOG_LEVEL: 'silent',
   };
   const config = loadConfig(env, []);
   store = await openStore(config.databaseUrl);
   db = new DatabaseSync(join(dir, 'tollgate.db'));
   db.exec('PRAGMA busy_timeout = 5000');
-  await chains.solana.faucet(solanaKey.address, 1_000_000_000n);
-  chains.sui.faucet(suiKey.address, 1_000_000_000n);
 
   await owe('solana', newSolanaKey().address, 12_345n);
   await owe('solana', newSolanaKey().address, 7n);

@@ -10,26 +10,18 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  newSolanaKey,
-  newSuiKey,
-  payFetch,
-  retryWithProof,
-  saveSolanaKeyFile,
-  saveSuiKeyFile,
-  UndeliveredPaymentError,
-} from '@tollgate/client';
+import { payFetch, retryWithProof, UndeliveredPaymentError } from '@tollgate/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EnvInput } from '../../src/config.ts';
 import { refundCommand } from '../../src/ops/refund-command.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
+import { sandboxPlatformWallets } from '../support/platform-wallets.ts';
 
 const CLI = new URL('../../src/ops/cli.ts', import.meta.url).pathname;
 
 let h: Harness;
 let dir: string;
 let env: EnvInput;
-let refunder: { solana: string; sui: string };
 
 interface CliRun {
   code: number;
@@ -64,13 +56,7 @@ beforeAll(async () => {
   const databaseUrl = `sqlite:${join(dir, 'tollgate.db')}`;
   h = await startHarness({ databaseUrl, env: { TOLLGATE_UNDELIVERED_AFTER_SEC: '1' } });
   // The operator's platform wallets, where sandbox mode keeps them; funded to pay refunds from.
-  const solanaKey = newSolanaKey();
-  const suiKey = newSuiKey();
-  saveSolanaKeyFile(join(dir, 'sandbox', 'platform-solana.json'), solanaKey);
-  saveSuiKeyFile(join(dir, 'sandbox', 'platform-sui.key'), suiKey);
-  refunder = { solana: solanaKey.address, sui: suiKey.address };
-  await h.chains.solana.faucet(refunder.solana, 100_000_000n);
-  h.chains.sui.faucet(refunder.sui, 100_000_000n);
+  await sandboxPlatformWallets(dir, h.chains, 100_000_000n);
   env = {
     TOLLGATE_NETWORK: 'sandbox',
     TOLLGATE_DATA_DIR: dir,

@@ -11,15 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getBase58Decoder } from '@solana/kit';
-import {
-  newSolanaKey,
-  newSuiKey,
-  type PaymentWallet,
-  saveSolanaKeyFile,
-  saveSuiKeyFile,
-  solanaWallet,
-  suiWallet,
-} from '@tollgate/client';
+import { newSolanaKey, newSuiKey, type PaymentWallet, solanaWallet, suiWallet } from '@tollgate/client';
 import { USDC_SOLANA_MINT, USDC_SUI_COIN_TYPE } from '@tollgate/protocol';
 import { Pool } from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -29,6 +21,7 @@ import { type RefundOptions, runRefund, SimulatedRefundCrash } from '../../src/o
 import { openStore } from '../../src/store/open-store.ts';
 import type { Chain, Store } from '../../src/store/store.ts';
 import { type Chains, startChains } from '../support/gateway-harness.ts';
+import { sandboxPlatformWallets } from '../support/platform-wallets.ts';
 
 const LATER = 10 * 60_000;
 const HOUR = 3_600_000;
@@ -95,11 +88,7 @@ const run = (target: RefundOptions['target'], extra: Partial<RefundOptions> = {}
 beforeAll(async () => {
   chains = await startChains();
   dir = mkdtempSync(join(tmpdir(), 'tollgate-refund-'));
-  const solanaKey = newSolanaKey();
-  const suiKey = newSuiKey();
-  saveSolanaKeyFile(join(dir, 'sandbox', 'platform-solana.json'), solanaKey);
-  saveSuiKeyFile(join(dir, 'sandbox', 'platform-sui.key'), suiKey);
-  platform = { solana: solanaKey.address, sui: suiKey.address };
+  platform = await sandboxPlatformWallets(dir, chains, 1_000_000_000n);
   config = loadConfig(
     {
       TOLLGATE_NETWORK: 'sandbox',
@@ -110,8 +99,6 @@ beforeAll(async () => {
     },
     [],
   );
-  await chains.solana.faucet(platform.solana, 1_000_000_000n);
-  chains.sui.faucet(platform.sui, 1_000_000_000n);
 });
 
 beforeEach(async () => {
