@@ -12,7 +12,7 @@
  * line, and a line of chosen flat strings and numbers has nothing for them to find.
  * Keep it so: never add a header, a body or an object to AccessLog.
  */
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Metrics } from '../metrics.ts';
 import type { PaymentLog } from '../payments/payment-log.ts';
 
@@ -43,7 +43,7 @@ declare module 'fastify' {
 }
 
 /** Every field present from the start: one object shape for every line. */
-function newAccessLog(): AccessLog {
+export function newAccessLog(): AccessLog {
   return {
     reqId: undefined,
     method: undefined,
@@ -98,7 +98,23 @@ const SNAKE = /^[a-z][a-z0-9_]{0,95}$/;
 
 type Access = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
 
-export function installAccessLog(app: FastifyInstance, metrics: Metrics): void {
+/**
+ * Records one finished request: the metrics and the access line. The onResponse hook
+ * calls it for every request Fastify answers, fast-402.ts for the 402s it answers itself.
+ * `routePattern` is the matched route's pattern (undefined: unmatched); `known` the
+ * route's AccessLog, if it made one.
+ */
+export type AccessRecorder = (
+  reqId: string,
+  method: string,
+  url: string,
+  routePattern: string | undefined,
+  status: number,
+  elapsedMs: number,
+  known: AccessLog | null,
+) => void;
+
+export function installAccessLog(app: FastifyInstance, metrics: Metrics): AccessRecorder {
   app.decorateRequest('accessLog', null);
   // The app's logger without redaction (see the file comment); silent when the app is.
   const access = app.log.child({}, { redact: { paths: [] } }) as Access;
@@ -125,35 +141,48 @@ export function installAccessLog(app: FastifyInstance, metrics: Metrics): void {
     done(null, payload);
   });
 
-  app.addHook('onResponse', (request, reply, done) => {
-    const status = reply.statusCode;
-    const route = routeFamily(request.routeOptions.url);
-    metrics.httpRequests.inc({ route, method: request.method, status: String(status) });
-    metrics.httpDuration.observe({ route }, reply.elapsedTime / 1000);
+  const record: AccessRecorder = (reqId, method, url, routePattern, status, elapsedMs, known) => {
+    const route = routeFamily(routePattern);
+    metrics.httpRequests.inc({ route, method, status: String(status) });
+    metrics.httpDuration.observe({ route }, elapsedMs / 1000);
     if (status === 402) metrics.paymentRequired.inc({ route });
-    writeLine(access, request, reply, status, route);
+    writeLine(access, reqId, method, url, route, status, elapsedMs, known);
+  };
+
+  app.addHook('onResponse', (request, reply, done) => {
+    record(
+      request.id,
+      request.method,
+      request.url,
+      request.routeOptions.url,
+      reply.statusCode,
+      reply.elapsedTime,
+      request.accessLog,
+    );
     done();
   });
+  return record;
 }
 
 function writeLine(
   access: Access,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  status: number,
+  reqId: string,
+  method: string,
+  url: string,
   route: string,
+  status: number,
+  elapsedMs: number,
+  known: AccessLog | null,
 ): void {
-  const known = request.accessLog;
   const level = status >= 400 || known?.tx !== undefined ? 'info' : 'debug';
   if (!access.isLevelEnabled(level)) return;
   const line = known ?? newAccessLog();
-  line.reqId = request.id;
-  const url = request.url;
+  line.reqId = reqId;
   const q = url.indexOf('?');
-  line.method = request.method;
+  line.method = method;
   line.path = q === -1 ? url : url.slice(0, q);
   line.route = route;
   line.status = status;
-  line.ms = Math.round(reply.elapsedTime);
+  line.ms = Math.round(elapsedMs);
   access[level](line, 'request');
 }

@@ -47,30 +47,58 @@ export function corsCovers(url: string): boolean {
   );
 }
 
-export function corsAndNosniff(app: FastifyInstance, config: Pick<Config, 'corsOrigins'>): void {
+/** Every answer: browsers must not guess a type other than the one sent. */
+export function setNosniff(target: HeaderTarget): void {
+  target.header('x-content-type-options', 'nosniff');
+}
+
+/** Where headers are set: a Fastify reply, or the fast 402's header list (fast-402.ts). */
+export interface HeaderTarget {
+  getHeader(name: string): unknown;
+  header(name: string, value: string): unknown;
+}
+
+/** The gateway's CORS policy (TOLLGATE_CORS_ORIGINS), for the hooks below and the fast 402. */
+export interface CorsPolicy {
+  /** No cross-origin access at all (an empty list). */
+  off: boolean;
+  /** Any origin (`*`). */
+  any: boolean;
+  /** The Access-Control-Allow-Origin value for this request, or null. */
+  allowOrigin(origin: string | undefined): string | null;
+  /** The gateway's CORS headers for an actual (not preflight) request on the public API. */
+  applyActual(target: HeaderTarget, origin: string | undefined): void;
+}
+
+export function corsPolicy(config: Pick<Config, 'corsOrigins'>): CorsPolicy {
   const any = config.corsOrigins === '*';
   const listed = new Set(any ? [] : config.corsOrigins);
   const off = !any && listed.size === 0;
-
-  /** The Access-Control-Allow-Origin value for this request, or null. */
   const allowOrigin = (origin: string | undefined): string | null => {
     if (any) return '*';
     return origin !== undefined && listed.has(origin) ? origin : null;
   };
-
-  /** The gateway's CORS headers for an actual (not preflight) request on the public API. */
-  const applyCors = (reply: FastifyReply, origin: string | undefined) => {
-    if (off) return;
-    if (!any) addVaryOrigin(reply);
-    const allowed = allowOrigin(origin);
-    if (allowed === null) return;
-    reply.header('access-control-allow-origin', allowed);
-    reply.header('access-control-expose-headers', EXPOSE_HEADERS);
+  return {
+    off,
+    any,
+    allowOrigin,
+    applyActual(target, origin) {
+      if (off) return;
+      if (!any) addVaryOrigin(target);
+      const allowed = allowOrigin(origin);
+      if (allowed === null) return;
+      target.header('access-control-allow-origin', allowed);
+      target.header('access-control-expose-headers', EXPOSE_HEADERS);
+    },
   };
+}
+
+export function corsAndNosniff(app: FastifyInstance, policy: CorsPolicy): void {
+  const { any, off, allowOrigin } = policy;
 
   app.addHook('onRequest', (request, reply, done) => {
     // Set now, not only in onSend: a hijacked reply (streamed inference) writes these itself.
-    reply.header('x-content-type-options', 'nosniff');
+    setNosniff(reply);
     const { headers } = request;
     const covered = corsCovers(request.url);
     if (isPreflight(request)) {
@@ -85,7 +113,7 @@ export function corsAndNosniff(app: FastifyInstance, config: Pick<Config, 'corsO
       reply.code(204).send();
       return;
     }
-    if (covered) applyCors(reply, headers.origin);
+    if (covered) policy.applyActual(reply, headers.origin);
     done();
   });
 
@@ -102,7 +130,7 @@ export function corsAndNosniff(app: FastifyInstance, config: Pick<Config, 'corsO
         if (!off && !any) addVaryOrigin(reply);
       } else {
         for (const name of CORS_RESPONSE_HEADERS) if (reply.hasHeader(name)) reply.removeHeader(name);
-        applyCors(reply, origin);
+        policy.applyActual(reply, origin);
       }
     }
     done(null, payload);
@@ -123,7 +151,7 @@ function ownCorsOnly(reply: FastifyReply, allowed: string | null): boolean {
 }
 
 /** OPTIONS with Origin and Access-Control-Request-Method: a browser asking, not a call. */
-export function isPreflight(request: FastifyRequest): boolean {
+export function isPreflight(request: Pick<FastifyRequest, 'method' | 'headers'>): boolean {
   return (
     request.method === 'OPTIONS' &&
     request.headers.origin !== undefined &&
@@ -132,7 +160,7 @@ export function isPreflight(request: FastifyRequest): boolean {
 }
 
 /** Adds `Origin` to Vary (the answer depends on it when origins are listed), keeping the rest. */
-function addVaryOrigin(reply: FastifyReply): void {
+function addVaryOrigin(reply: HeaderTarget): void {
   const vary = reply.getHeader('vary');
   const current = Array.isArray(vary) ? vary.join(', ') : vary === undefined ? '' : String(vary);
   if (current === '') reply.header('vary', 'Origin');

@@ -7,23 +7,31 @@
 import { EMPTY_BODY_SHA256, sha256Hex } from '@tollgate/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
-import { endpointKey } from '../marketplace/catalog.ts';
-import { splitMarketplaceTarget } from '../marketplace/paths.ts';
+import { type CatalogEntry, endpointKey } from '../marketplace/catalog.ts';
+import { type PathCheck, splitMarketplaceTarget } from '../marketplace/paths.ts';
 import { marketplaceQuote } from '../marketplace/quote.ts';
 import { bazaarExtensions } from '../payments/bazaar.ts';
 import type { Quote } from '../payments/requirement.ts';
-import { isDeliverable, type PaidRequest, type Refusal, type RetryTerms } from '../payments/settle.ts';
+import {
+  type AdmitInput,
+  isDeliverable,
+  type PaidRequest,
+  type Refusal,
+  type RetryTerms,
+} from '../payments/settle.ts';
 import { paymentContextHeaders } from '../providers/payment-context.ts';
 import { readCapped } from '../proxy/forward.ts';
 import type { OriginAuth } from '../proxy/forward-headers.ts';
 import { CLIENT_ABORTED_CODE } from '../proxy/upstream-error.ts';
 import type { Api, Endpoint } from '../store/store.ts';
-import { accessLogFor } from './access-log.ts';
+import { type AccessLog, accessLogFor } from './access-log.ts';
 import { sendError } from './error-handling.ts';
 import { flattenHeaders, streamAndSettle } from './marketplace-deliver.ts';
 import { answerAdmission, sendRetryable } from './respond.ts';
 
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+export const MARKETPLACE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+/** The route patterns (the access log's route family comes from them). */
+export const MARKETPLACE_ROUTES = ['/p/:projectSlug', '/p/:projectSlug/*'] as const;
 
 export function marketplaceRoutes(app: FastifyInstance, deps: Deps): void {
   // The scheme callers use to reach us (TLS usually ends in front of the gateway).
@@ -33,14 +41,12 @@ export function marketplaceRoutes(app: FastifyInstance, deps: Deps): void {
     // Raw bytes for every content type: the bytes hashed are the bytes forwarded.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-    scope.route({
-      method: [...METHODS],
-      url: '/p/:projectSlug',
-      handler,
-    });
-    scope.route({ method: [...METHODS], url: '/p/:projectSlug/*', handler });
+    for (const url of MARKETPLACE_ROUTES) scope.route({ method: [...MARKETPLACE_METHODS], url, handler });
   });
 }
+
+/** A /p target that passed splitMarketplaceTarget. */
+export type MarketplaceTarget = Extract<PathCheck, { ok: true }>;
 
 const unavailable = (reason: string, message = 'this endpoint is currently unavailable'): Refusal => ({
   code: 'endpoint_unavailable',
@@ -60,28 +66,71 @@ async function handle(
     return sendError(reply, 'invalid_path', 'the path is not allowed', { reason: target.reason });
 
   const entry = await deps.catalog.get(target.slug);
-  const endpoint = entry?.endpoints.get(endpointKey(request.method, target.path));
-  const api = endpoint ? entry?.apis.get(endpoint.apiId) : undefined;
   const body = Buffer.isBuffer(request.body) && request.body.length > 0 ? request.body : null;
-  const log = accessLogFor(request);
+  const { input, endpoint, api } = marketplaceAdmitInput(
+    deps,
+    request.method,
+    target,
+    entry,
+    accessLogFor(request),
+    body ? sha256Hex(body) : EMPTY_BODY_SHA256,
+  );
+  input.header = firstHeader(request.headers['x-payment']);
+  input.v2Header = firstHeader(request.headers['payment-signature']);
+  const admission = await deps.settlement.admit(input);
+  const answered = answerAdmission(reply, admission);
+  if (answered) return answered;
+  const paid = admission.kind === 'paid' ? admission.paid : null;
+  if (!endpoint || !api || !entry) {
+    // quote() and servePaid() refuse these cases before anything is admitted: a bug if reached.
+    await paid?.abandon('gateway_error');
+    throw new Error('a marketplace request was admitted without an endpoint and origin');
+  }
+  return deps.settlement.serve(paid, () =>
+    forwardAndDeliver({
+      request,
+      reply,
+      deps,
+      forwardedProto,
+      paid,
+      api,
+      body,
+      target,
+      endpoint,
+      project: entry.project.slug,
+    }),
+  );
+}
+
+/**
+ * What settlement is asked about a /p request, without its payment headers (the caller adds
+ * them): the route and the fast 402 (fast-402.ts) both ask through this. Notes the project
+ * and endpoint in the access-log fields.
+ */
+export function marketplaceAdmitInput(
+  deps: Deps,
+  method: string,
+  target: MarketplaceTarget,
+  entry: CatalogEntry | null,
+  log: AccessLog,
+  bodySha256: string,
+): { input: AdmitInput; endpoint: Endpoint | undefined; api: Api | undefined } {
+  const endpoint = entry?.endpoints.get(endpointKey(method, target.path));
+  const api = endpoint ? entry?.apis.get(endpoint.apiId) : undefined;
   if (entry) log.project = target.slug;
   if (endpoint) log.endpoint = endpoint.id;
-  const admission = await deps.settlement.admit({
+  const input: AdmitInput = {
     log,
-    header: firstHeader(request.headers['x-payment']),
-    v2Header: firstHeader(request.headers['payment-signature']),
-    facts: {
-      method: request.method,
-      pathWithQuery: target.pathWithQuery,
-      bodySha256: body ? sha256Hex(body) : EMPTY_BODY_SHA256,
-    },
+    header: undefined,
+    v2Header: undefined,
+    facts: { method, pathWithQuery: target.pathWithQuery, bodySha256 },
     subject: endpoint ? `ep:${endpoint.id}` : null,
     // Unpaid requests: health, the switch and the rails decide whether a 402 is issued.
     quote: () => {
       if (!entry || !endpoint) {
         return {
           code: 'endpoint_not_found',
-          message: `no endpoint ${request.method} /${target.path} in project ${target.slug}`,
+          message: `no endpoint ${method} /${target.path} in project ${target.slug}`,
         };
       }
       if (!endpoint.enabled) return unavailable('disabled');
@@ -106,29 +155,8 @@ async function handle(
           : !api
             ? unavailable('no_origin')
             : null,
-  });
-  const answered = answerAdmission(reply, admission);
-  if (answered) return answered;
-  const paid = admission.kind === 'paid' ? admission.paid : null;
-  if (!endpoint || !api || !entry) {
-    // quote() and servePaid() refuse these cases before anything is admitted: a bug if reached.
-    await paid?.abandon('gateway_error');
-    throw new Error('a marketplace request was admitted without an endpoint and origin');
-  }
-  return deps.settlement.serve(paid, () =>
-    forwardAndDeliver({
-      request,
-      reply,
-      deps,
-      forwardedProto,
-      paid,
-      api,
-      body,
-      target,
-      endpoint,
-      project: entry.project.slug,
-    }),
-  );
+  };
+  return { input, endpoint, api };
 }
 
 interface Forwarding {

@@ -2,6 +2,9 @@
  * Per-client-IP token bucket (TOLLGATE_RATE_LIMIT_PER_MIN; 0 = off). Protects the
  * gateway and the chain RPC behind it from a single noisy caller. Per process: with
  * several gateways behind a balancer each enforces its own share.
+ *
+ * One limiter per app: the Fastify hook and the fast 402 (fast-402.ts) take from the
+ * same buckets, so a caller is counted once per request whichever path answers it.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
@@ -9,25 +12,44 @@ import { sendError } from './error-handling.ts';
 
 const MAX_TRACKED = 100_000;
 
-export function rateLimit(app: FastifyInstance, deps: Deps): void {
+export interface RateLimiter {
+  /**
+   * Takes a token for a request from `ip` to `url`: 0 when it may proceed (the token is
+   * spent), else the Retry-After in seconds (nothing spent). Operator probes are never limited.
+   */
+  take(ip: string, url: string): number;
+}
+
+/** The limiter of TOLLGATE_RATE_LIMIT_PER_MIN, or null when limiting is off. */
+export function createRateLimiter(deps: Pick<Deps, 'config' | 'now'>): RateLimiter | null {
   const perMin = deps.config.rateLimitPerMin;
-  if (perMin <= 0) return;
+  if (perMin <= 0) return null;
   const ratePerMs = perMin / 60_000;
   const buckets = new Map<string, { tokens: number; at: number }>();
+  return {
+    take(ip, url) {
+      if (url === '/healthz' || url === '/readyz' || url === '/metrics') return 0;
+      const now = deps.now();
+      let b = buckets.get(ip);
+      if (!b) {
+        if (buckets.size >= MAX_TRACKED) buckets.delete(buckets.keys().next().value as string);
+        b = { tokens: perMin, at: now };
+        buckets.set(ip, b);
+      }
+      b.tokens = Math.min(perMin, b.tokens + (now - b.at) * ratePerMs);
+      b.at = now;
+      if (b.tokens < 1) return Math.ceil((1 - b.tokens) / ratePerMs / 1000);
+      b.tokens -= 1;
+      return 0;
+    },
+  };
+}
 
+export function rateLimit(app: FastifyInstance, limiter: RateLimiter | null): void {
+  if (limiter === null) return;
   app.addHook('onRequest', async (request, reply) => {
-    if (request.url === '/healthz' || request.url === '/readyz' || request.url === '/metrics') return;
-    const now = deps.now();
-    let b = buckets.get(request.ip);
-    if (!b) {
-      if (buckets.size >= MAX_TRACKED) buckets.delete(buckets.keys().next().value as string);
-      b = { tokens: perMin, at: now };
-      buckets.set(request.ip, b);
-    }
-    b.tokens = Math.min(perMin, b.tokens + (now - b.at) * ratePerMs);
-    b.at = now;
-    if (b.tokens < 1) {
-      const retryAfter = Math.ceil((1 - b.tokens) / ratePerMs / 1000);
+    const retryAfter = limiter.take(request.ip, request.url);
+    if (retryAfter > 0) {
       return sendError(
         reply,
         'rate_limited',
@@ -36,6 +58,5 @@ export function rateLimit(app: FastifyInstance, deps: Deps): void {
         { 'retry-after': String(retryAfter) },
       );
     }
-    b.tokens -= 1;
   });
 }

@@ -20,14 +20,14 @@ export const NOT_RETAINED = 'x-tollgate-not-retained';
 export function answerAdmission(reply: FastifyReply, admission: Admission): FastifyReply | null {
   switch (admission.kind) {
     case 'challenge': {
-      if (admission.v2) reply.header('payment-required', encodePaymentRequired(admission.v2));
-      reply.code(402).header('cache-control', 'no-store');
-      const json = requirementJson(admission.requirement, String(reply.request.id));
-      if (json === null) return reply.send({ ...admission.requirement, requestId: reply.request.id });
+      const requestId = String(reply.request.id);
+      const { headers, json } = challengeResponse(admission, requestId);
+      reply.code(402).headers(headers);
+      if (json === null) return reply.send({ ...admission.requirement, requestId });
       // Already JSON (spliced from the quote's fixed parts): the access log's code is set here,
       // as a string body skips the preSerialization hook that reads it from an object.
       accessLogFor(reply.request).code = 'payment_required';
-      return reply.header('content-type', 'application/json; charset=utf-8').send(json);
+      return reply.send(json);
     }
     case 'error':
       return sendError(reply, admission.code, admission.message, admission.extra, admission.headers);
@@ -49,6 +49,24 @@ export function answerAdmission(reply: FastifyReply, admission: Admission): Fast
     case 'paid':
       return null;
   }
+}
+
+/**
+ * A 402's headers and body, for the route (answerAdmission) and the fast 402 (fast-402.ts):
+ * `PAYMENT-REQUIRED` when v2 is offered, no-store, and the body's JSON with the request id,
+ * or json null when the requirement is not one issueRequirement made (one with a reason);
+ * then the caller serializes `{ ...requirement, requestId }` (content-type: JSON) itself.
+ */
+export function challengeResponse(
+  admission: Extract<Admission, { kind: 'challenge' }>,
+  requestId: string,
+): { headers: Record<string, string>; json: string | null } {
+  const json = requirementJson(admission.requirement, requestId);
+  const headers: Record<string, string> = {};
+  if (admission.v2) headers['payment-required'] = encodePaymentRequired(admission.v2);
+  headers['cache-control'] = 'no-store';
+  if (json !== null) headers['content-type'] = 'application/json; charset=utf-8';
+  return { headers, json };
 }
 
 /** The error of a paid attempt whose upstream failed: retryable, with the retry window and failed receipt. */

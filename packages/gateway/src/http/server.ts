@@ -3,6 +3,7 @@
  * access log, CORS. app.ts (the composition root) builds the dependencies and calls this.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Deps } from '../deps.ts';
 import type { SandboxChains } from '../sandbox-mode.ts';
@@ -10,10 +11,11 @@ import { serverTimeoutOptions } from '../server-options.ts';
 import { installAccessLog } from './access-log.ts';
 import { authRoutes } from './auth.ts';
 import { conversationRoutes } from './conversations.ts';
-import { corsAndNosniff } from './cors.ts';
+import { corsAndNosniff, corsPolicy } from './cors.ts';
 import { directoryRoutes } from './directory.ts';
 import { discoveryRoutes } from './discovery.ts';
 import { installErrorHandling } from './error-handling.ts';
+import { createFast402 } from './fast-402.ts';
 import { healthRoutes } from './health.ts';
 import { inferenceRoutes } from './inference.ts';
 import { marketplaceRoutes } from './marketplace.ts';
@@ -22,7 +24,7 @@ import { meRoutes } from './me-routes.ts';
 import { openApiRoutes, registerOpenApi } from './openapi.ts';
 import { operatorPaymentRoutes } from './operator-payment-routes.ts';
 import { providerRoutes } from './provider.ts';
-import { rateLimit } from './rate-limit.ts';
+import { createRateLimiter, rateLimit } from './rate-limit.ts';
 import { lazyRequestLogger } from './request-logger.ts';
 import { sandboxRoutes } from './sandbox.ts';
 import { webRoutes } from './web.ts';
@@ -31,6 +33,12 @@ import { webRoutes } from './web.ts';
 export type HttpApp = FastifyInstance;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** A request's id: the client's `x-request-id` when it is a plain token, else a new one. */
+function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
+}
 
 /**
  * The app over `deps`. It logs through `deps.log`, the one logger (assembleDeps makes
@@ -46,10 +54,7 @@ export async function buildApp(
       : deps.log) as FastifyBaseLogger,
     bodyLimit: deps.config.maxBodyBytes,
     requestIdHeader: false,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
-    },
+    genReqId: requestIdOf,
     trustProxy: false,
     return503OnClosing: true,
     // One access line per request (http/access-log.ts) instead of Fastify's two.
@@ -60,10 +65,17 @@ export async function buildApp(
     // Slow clients: deadlines for headers and request bodies; never for responses.
     ...serverTimeoutOptions(deps.config),
   });
+  // Fastify answers 503 from when close begins; the fast 402 leaves those requests to it.
+  // Registered first, so it runs right after Fastify marks itself closing, before any I/O.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   // First: /openapi.json and /docs learn every route from the onRoute hook.
   await registerOpenApi(app, deps);
   // Before the not-found handler is set, so that 404s get the access log's hooks too.
-  installAccessLog(app, deps.metrics);
+  const recordAccess = installAccessLog(app, deps.metrics);
   installErrorHandling(app);
 
   // Callback style: an async hook costs a promise per request on every route.
@@ -73,8 +85,10 @@ export async function buildApp(
   });
 
   // Before rate limiting: preflights are answered first, and a 429 carries CORS headers too.
-  corsAndNosniff(app, deps.config);
-  rateLimit(app, deps);
+  const cors = corsPolicy(deps.config);
+  const limiter = createRateLimiter(deps);
+  corsAndNosniff(app, cors);
+  rateLimit(app, limiter);
   healthRoutes(app, deps);
   openApiRoutes(app);
   marketplaceRoutes(app, deps);
@@ -89,5 +103,46 @@ export async function buildApp(
   mcpRoutes(app, deps);
   webRoutes(app, deps);
   if (opts.sandbox) sandboxRoutes(app, deps, opts.sandbox);
+
+  // The unpaid /p 402 is answered before Fastify (fast-402.ts); everything else reaches it.
+  const fast = createFast402({
+    deps,
+    cors,
+    limiter,
+    record: recordAccess,
+    requestId: requestIdOf,
+    closing: () => closing,
+  });
+  fast402s.set(app, fast);
+  putInFront(app, fast.handle);
   return app;
+}
+
+/** The app's fast 402 (tests read how many it answered). */
+const fast402s = new WeakMap<FastifyInstance, { readonly answered: number }>();
+export function fast402Answered(app: FastifyInstance): number {
+  return fast402s.get(app)?.answered ?? 0;
+}
+
+/**
+ * Runs `first` before Fastify's handler on the app's server: Fastify serves what it declines.
+ * Not `serverFactory`: with it Fastify skips the second address of a host name such as
+ * `localhost` (::1 and 127.0.0.1), and it would have to copy Fastify's own server setup
+ * (timeouts, server-options.ts). A second address's server keeps Fastify's handler alone.
+ * app.inject() never reaches the server, so it always takes Fastify's path.
+ */
+function putInFront(
+  app: FastifyInstance,
+  first: (req: IncomingMessage, res: ServerResponse) => boolean,
+): void {
+  const server = app.server;
+  const handlers = server.listeners('request');
+  const fastify = handlers[0] as ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  if (handlers.length !== 1 || fastify === undefined) {
+    throw new Error(`expected Fastify's one request handler on the server, found ${handlers.length}`);
+  }
+  server.removeListener('request', fastify);
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (!first(req, res)) fastify(req, res);
+  });
 }

@@ -53,6 +53,14 @@ export function createCatalog(store: Store, ttlMs: number, now: () => number = D
       cache.set(slug, { at: now(), entry });
       return entry;
     },
+    /**
+     * The cached snapshot without waiting: undefined when get() would load (a miss or a
+     * stale entry), so a synchronous caller (the fast 402) leaves the request to one that awaits.
+     */
+    peek(slug: string): CatalogEntry | null | undefined {
+      const hit = cache.get(slug);
+      return hit && now() - hit.at < ttlMs ? hit.entry : undefined;
+    },
     /** Drops cached snapshots (all, or one slug) after a local provider edit. */
     invalidate(slug?: string): void {
       if (slug === undefined) cache.clear();

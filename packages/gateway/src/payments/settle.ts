@@ -493,7 +493,24 @@ export function createSettlement(d: SettlementDeps) {
     });
   }
 
+  /**
+   * A request that carries no payment header at all: its route's refusal, free, or a 402.
+   * Synchronous and without side effects but the 402's issue (nothing is written): the fast
+   * 402 (http/fast-402.ts) asks it too and serves only a challenge, else leaves the request
+   * to the route, which asks admit() again.
+   */
+  function unpaid(input: AdmitInput): Admission {
+    const q = input.quote();
+    if (isRefusal(q)) return { kind: 'error', ...q };
+    if (quoteTotal(q) === 0n) return { kind: 'free' };
+    // The quote just made: a 402 (the most common unpaid answer) prices the route once.
+    return challenge(input, undefined, undefined, q);
+  }
+
   return {
+    /** admit() for a request with neither X-PAYMENT nor PAYMENT-SIGNATURE (see unpaid). */
+    admitUnpaid: unpaid,
+
     /** Decides what a paid-route request gets (see the file comment for the order). */
     async admit(input: AdmitInput): Promise<Admission> {
       if (input.v2Header !== undefined && input.v2Header !== '') {
@@ -507,13 +524,11 @@ export function createSettlement(d: SettlementDeps) {
       }
       const seen = d.checks.inspect(input.header, input.facts, input.subject);
       if (seen.kind === 'bound') return admitV1(seen.bound, input);
+      if (seen.kind === 'none') return unpaid(input);
       const q = input.quote();
       if (isRefusal(q)) return { kind: 'error', ...q };
       if (quoteTotal(q) === 0n) return { kind: 'free' };
       switch (seen.kind) {
-        case 'none':
-          // The quote just made: a 402 (the most common unpaid answer) prices the route once.
-          return challenge(input, undefined, undefined, q);
         case 'malformed':
           return malformed(input, 'v1', seen.message);
         case 'refused':
