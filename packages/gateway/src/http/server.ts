@@ -27,6 +27,7 @@ import { providerRoutes } from './provider.ts';
 import { createRateLimiter, rateLimit } from './rate-limit.ts';
 import { lazyRequestLogger } from './request-logger.ts';
 import { sandboxRoutes } from './sandbox.ts';
+import { closeConnectionsAfterLastResponse } from './shutdown.ts';
 import { webRoutes } from './web.ts';
 
 /** The HTTP app the gateway serves. */
@@ -77,6 +78,7 @@ export async function buildApp(
   // Before the not-found handler is set, so that 404s get the access log's hooks too.
   const recordAccess = installAccessLog(app, deps.metrics);
   installErrorHandling(app);
+  closeConnectionsAfterLastResponse(app);
 
   // Callback style: an async hook costs a promise per request on every route.
   app.addHook('onRequest', (request, reply, done) => {
