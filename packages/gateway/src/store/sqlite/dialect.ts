@@ -1,9 +1,9 @@
 /**
  * A Kysely dialect over Node's built-in `node:sqlite` (DatabaseSync), so the embedded
- * backend needs no native addon. SQLite has one connection per handle: every
- * acquisition (and so every transaction) is serialized by a mutex.
+ * backend needs no native addon. SQLite has one connection per handle: transactions
+ * are serialized by a mutex, and autocommit writes share commits (group-commit.ts).
  */
-import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
 import type {
   DatabaseConnection,
   DatabaseIntrospector,
@@ -15,6 +15,7 @@ import type {
   QueryResult,
 } from 'kysely';
 import { CompiledQuery, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
+import { isBatchableWrite, SqliteExecutor } from './group-commit.ts';
 
 export interface NodeSqliteDialectConfig {
   /** An open database; the driver closes it on destroy. */
@@ -35,11 +36,22 @@ export class NodeSqliteDialect implements Dialect {
     return new SqliteQueryCompiler();
   }
   createAdapter(): DialectAdapter {
-    return new SqliteAdapter();
+    return new SharedHandleSqliteAdapter();
   }
   // biome-ignore lint/suspicious/noExplicitAny: Kysely's own Dialect signature.
   createIntrospector(db: Kysely<any>): DatabaseIntrospector {
     return new SqliteIntrospector(db);
+  }
+}
+
+/**
+ * Kysely would serialize every acquisition of a single-connection dialect behind its own
+ * mutex, so writes could never meet in one commit; the driver below serializes what must
+ * be (transactions) itself.
+ */
+class SharedHandleSqliteAdapter extends SqliteAdapter {
+  override get supportsMultipleConnections(): boolean {
+    return true;
   }
 }
 
@@ -59,28 +71,38 @@ class Mutex {
   }
 }
 
+/**
+ * One node:sqlite handle serves every caller. An explicit transaction (Kysely's, or a raw
+ * BEGIN on a connection() scope) holds the handle from BEGIN until the connection is
+ * released; everything else runs between transactions: reads at once, autocommit writes
+ * through the group commit (group-commit.ts), which also waits for open transactions.
+ */
 class NodeSqliteDriver implements Driver {
   readonly #db: DatabaseSync;
-  readonly #connection: NodeSqliteConnection;
   readonly #mutex = new Mutex();
-  #release: (() => void) | null = null;
+  readonly #executor: SqliteExecutor;
 
   constructor(db: DatabaseSync) {
     this.#db = db;
-    this.#connection = new NodeSqliteConnection(db);
+    this.#executor = new SqliteExecutor(db, (flush) => {
+      void this.#mutex.lock().then((release) => {
+        try {
+          flush();
+        } finally {
+          release();
+        }
+      });
+    });
   }
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    this.#release = await this.#mutex.lock();
-    return this.#connection;
+    return new NodeSqliteConnection(this.#executor, this.#mutex);
   }
 
-  async releaseConnection(): Promise<void> {
-    const release = this.#release;
-    this.#release = null;
-    release?.();
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    (connection as NodeSqliteConnection).unlock();
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
@@ -105,6 +127,10 @@ class NodeSqliteDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
+    // Writes still queued commit first (they were promised durability, not dropped).
+    (await this.#mutex.lock())();
+    await new Promise<void>((r) => setImmediate(r));
+    (await this.#mutex.lock())();
     if (this.#db.isOpen) this.#db.close();
   }
 }
@@ -117,47 +143,57 @@ async function run(connection: DatabaseConnection, sqlText: string): Promise<voi
   await connection.executeQuery(CompiledQuery.raw(sqlText));
 }
 
-/** Statements are prepared once and reused: the hot paths run the same few queries. */
-const STATEMENT_CACHE_SIZE = 256;
+const BEGIN = /^\s*begin\b/i;
 
+/** One acquisition of the handle (see NodeSqliteDriver). */
 class NodeSqliteConnection implements DatabaseConnection {
-  readonly #db: DatabaseSync;
-  readonly #statements = new Map<string, { stmt: StatementSync; reader: boolean }>();
+  readonly #executor: SqliteExecutor;
+  readonly #mutex: Mutex;
+  /** Set while this acquisition holds the handle for a transaction. */
+  #release: (() => void) | null = null;
 
-  constructor(db: DatabaseSync) {
-    this.#db = db;
+  constructor(executor: SqliteExecutor, mutex: Mutex) {
+    this.#executor = executor;
+    this.#mutex = mutex;
   }
 
-  #prepare(sqlText: string): { stmt: StatementSync; reader: boolean } {
-    let entry = this.#statements.get(sqlText);
-    if (entry) {
-      this.#statements.delete(sqlText);
-    } else {
-      const stmt = this.#db.prepare(sqlText);
-      entry = { stmt, reader: stmt.columns().length > 0 };
-      if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
-        const oldest = this.#statements.keys().next().value;
-        if (oldest !== undefined) this.#statements.delete(oldest);
-      }
-    }
-    this.#statements.set(sqlText, entry);
-    return entry;
+  unlock(): void {
+    const release = this.#release;
+    this.#release = null;
+    release?.();
   }
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
-    const { stmt, reader } = this.#prepare(compiledQuery.sql);
+    const sqlText = compiledQuery.sql;
     const params = compiledQuery.parameters.map(toSqlite);
-    if (reader) {
-      return { rows: stmt.all(...params) as R[] };
+    if (this.#release) return this.#executor.run<R>(sqlText, params);
+    if (BEGIN.test(sqlText)) {
+      this.#release = await this.#mutex.lock();
+      try {
+        return this.#executor.run<R>(sqlText, params);
+      } catch (err) {
+        this.unlock();
+        throw err;
+      }
     }
-    const { changes, lastInsertRowid } = stmt.run(...params);
-    return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
+    if (isBatchableWrite(sqlText)) return this.#executor.write<R>(sqlText, params);
+    const release = await this.#mutex.lock();
+    try {
+      return this.#executor.run<R>(sqlText, params);
+    } finally {
+      release();
+    }
   }
 
   async *streamQuery<R>(compiledQuery: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
-    const { stmt } = this.#prepare(compiledQuery.sql);
-    for (const row of stmt.iterate(...compiledQuery.parameters.map(toSqlite))) {
-      yield { rows: [row as R] };
+    const release = this.#release ? null : await this.#mutex.lock();
+    try {
+      const { stmt } = this.#executor.prepare(compiledQuery.sql);
+      for (const row of stmt.iterate(...compiledQuery.parameters.map(toSqlite))) {
+        yield { rows: [row as R] };
+      }
+    } finally {
+      release?.();
     }
   }
 }

@@ -1,0 +1,176 @@
+/**
+ * Group commit for node:sqlite. With WAL and synchronous=FULL every COMMIT fsyncs, and
+ * node:sqlite is synchronous, so each autocommit write stalled the event loop for one
+ * fsync (about 1 ms on the bench VM); a paid request makes two. Writes issued outside an
+ * explicit transaction are queued instead, and the writes that arrive in the same
+ * event-loop turn run in one BEGIN IMMEDIATE … COMMIT: one fsync for all of them. Each
+ * caller's promise settles only after that COMMIT, so nothing is acknowledged before it
+ * is durable. Each write runs inside its own SAVEPOINT, so one that fails (a constraint,
+ * a bad parameter) is undone and fails only its own caller; if the whole transaction
+ * cannot commit, the writes are run again one by one, each in its own autocommit, so
+ * every caller gets the result (or the error) it would have had without batching.
+ */
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import type { QueryResult } from 'kysely';
+
+/** Statements are prepared once and reused: the hot paths run the same few queries. */
+const STATEMENT_CACHE_SIZE = 256;
+
+/** A single write statement that may share a transaction (INSERT, UPDATE, DELETE, REPLACE). */
+const BATCHABLE = /^\s*(insert|update|delete|replace)\b/i;
+
+export function isBatchableWrite(sqlText: string): boolean {
+  return BATCHABLE.test(sqlText);
+}
+
+interface Prepared {
+  stmt: StatementSync;
+  /** Returns rows (a SELECT, or a write with RETURNING). */
+  reader: boolean;
+}
+
+interface Pending {
+  sql: string;
+  params: SQLInputValue[];
+  result?: QueryResult<unknown>;
+  error?: unknown;
+  done: boolean;
+  resolve(r: QueryResult<unknown>): void;
+  reject(e: unknown): void;
+}
+
+export class SqliteExecutor {
+  readonly #db: DatabaseSync;
+  readonly #statements = new Map<string, Prepared>();
+  #queue: Pending[] = [];
+  #scheduled = false;
+  /** Runs a flush once nothing else holds the connection (an open transaction). */
+  readonly #whenFree: (flush: () => void) => void;
+
+  constructor(db: DatabaseSync, whenFree: (flush: () => void) => void) {
+    this.#db = db;
+    this.#whenFree = whenFree;
+  }
+
+  get db(): DatabaseSync {
+    return this.#db;
+  }
+
+  prepare(sqlText: string): Prepared {
+    let entry = this.#statements.get(sqlText);
+    if (entry) {
+      this.#statements.delete(sqlText);
+    } else {
+      const stmt = this.#db.prepare(sqlText);
+      entry = { stmt, reader: stmt.columns().length > 0 };
+      if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
+        const oldest = this.#statements.keys().next().value;
+        if (oldest !== undefined) this.#statements.delete(oldest);
+      }
+    }
+    this.#statements.set(sqlText, entry);
+    return entry;
+  }
+
+  /** Runs one statement now, on whatever transaction state the connection is in. */
+  run<R>(sqlText: string, params: SQLInputValue[]): QueryResult<R> {
+    const { stmt, reader } = this.prepare(sqlText);
+    if (reader) return { rows: stmt.all(...params) as R[] };
+    const { changes, lastInsertRowid } = stmt.run(...params);
+    return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
+  }
+
+  /** Queues an autocommit write; resolves once the transaction holding it committed. */
+  write<R>(sqlText: string, params: SQLInputValue[]): Promise<QueryResult<R>> {
+    return new Promise<QueryResult<R>>((resolve, reject) => {
+      this.#queue.push({
+        sql: sqlText,
+        params,
+        done: false,
+        resolve: resolve as (r: QueryResult<unknown>) => void,
+        reject,
+      });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        // setImmediate: after this turn's I/O callbacks, so the writes they issue join in.
+        setImmediate(() => this.#whenFree(() => this.#flush()));
+      }
+    });
+  }
+
+  #flush(): void {
+    const batch = this.#queue;
+    this.#queue = [];
+    this.#scheduled = false;
+    if (batch.length === 0) return;
+    if (batch.length === 1 || !this.#runBatched(batch)) {
+      for (const p of batch) this.#runAlone(p);
+    }
+    for (const p of batch) {
+      if (p.error !== undefined || !p.result) p.reject(p.error);
+      else p.resolve(p.result);
+    }
+  }
+
+  /** True when the batch committed; false when it did not (and nothing of it stayed). */
+  #runBatched(batch: Pending[]): boolean {
+    try {
+      this.run('begin immediate', []);
+    } catch {
+      return false;
+    }
+    for (const p of batch) {
+      try {
+        this.run('savepoint group_write', []);
+      } catch {
+        break;
+      }
+      try {
+        p.result = this.run(p.sql, p.params);
+        this.run('release group_write', []);
+      } catch (err) {
+        p.error = err;
+        p.result = undefined;
+        if (!this.#db.isTransaction) break; // SQLite gave up the whole transaction.
+        try {
+          this.run('rollback to group_write', []);
+          this.run('release group_write', []);
+        } catch {
+          break;
+        }
+      }
+      p.done = true;
+    }
+    const complete = batch.every((p) => p.done);
+    if (complete) {
+      try {
+        this.run('commit', []);
+        return true;
+      } catch {
+        // fall through: roll back and run each write alone
+      }
+    }
+    if (this.#db.isTransaction) {
+      try {
+        this.run('rollback', []);
+      } catch {
+        // nothing stayed either way
+      }
+    }
+    for (const p of batch) {
+      p.result = undefined;
+      p.error = undefined;
+      p.done = false;
+    }
+    return false;
+  }
+
+  #runAlone(p: Pending): void {
+    try {
+      p.result = this.run(p.sql, p.params);
+    } catch (err) {
+      p.error = err ?? new Error('sqlite write failed');
+    }
+    p.done = true;
+  }
+}
