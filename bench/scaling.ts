@@ -23,7 +23,13 @@ import { preparePayments } from './lib/payments.ts';
 import { startPostgres } from './lib/postgres.ts';
 import { cpuTimes } from './lib/proc.ts';
 import { formatTable, type ScenarioSummary, summarize } from './lib/report.ts';
-import { endpointCount, seedCatalog, shapeFor } from './lib/scaling-catalog.ts';
+import {
+  type CatalogWork,
+  endpointCount,
+  seedCatalog,
+  shapeFor,
+  timeCatalogWork,
+} from './lib/scaling-catalog.ts';
 import { type Part, parseScalingOptions, type ScalingOptions } from './lib/scaling-options.ts';
 import { type GroupSummary, runGroups } from './lib/scaling-processes.ts';
 import {
@@ -106,9 +112,13 @@ async function idleCpu(procs: { name: string; pid: number }[], seconds: number):
   return { seconds, msPerS };
 }
 
-async function endpointsPart(
-  ctx: Ctx,
-): Promise<{ seedS: number; endpoints: number; scenarios: ScenarioSummary[]; idle: IdleCpu }> {
+async function endpointsPart(ctx: Ctx): Promise<{
+  seedS: number;
+  endpoints: number;
+  work: CatalogWork;
+  scenarios: ScenarioSummary[];
+  idle: IdleCpu;
+}> {
   const base = await baseOf(ctx);
   const plain = await plainGateway(ctx);
   const shape = shapeFor(ctx.opts.endpoints);
@@ -128,6 +138,12 @@ async function endpointsPart(
     scratch,
   });
   log(`  seeded in ${seedS.toFixed(1)} s`);
+  const work = await timeCatalogWork(file, 5);
+  log(
+    `  off the request path: a snapshot of the bench project (${work.snapshotMs.endpoints} endpoints) ` +
+      `${work.snapshotMs.p50.toFixed(1)} ms (max ${work.snapshotMs.max.toFixed(1)}), the health check's target list ` +
+      `(${work.probeListMs.targets} origins) ${work.probeListMs.p50.toFixed(0)} ms (max ${work.probeListMs.max.toFixed(0)})`,
+  );
   const big = await startGateway({
     name: 'gateway-10k',
     cpu: SERVER_CPU,
@@ -207,7 +223,7 @@ async function endpointsPart(
       .join(', ')}`,
   );
   await big.child.stop();
-  return { seedS, endpoints: endpointCount(shape), scenarios, idle };
+  return { seedS, endpoints: endpointCount(shape), work, scenarios, idle };
 }
 
 // ---------------------------------------------------------------------------
@@ -506,6 +522,8 @@ async function main(opts: ScalingOptions): Promise<void> {
       results.endpoints = r;
       printed.push(
         `\n== ${r.endpoints.toLocaleString('en')} more endpoints registered (seeded in ${r.seedS.toFixed(1)} s), wrk -c32 ==\n${formatTable(r.scenarios)}\n` +
+          `catalogue work off the request path: bench project snapshot (${r.work.snapshotMs.endpoints} endpoints, every 1 s while used) ` +
+          `${r.work.snapshotMs.p50.toFixed(1)} ms, health-check target list (${r.work.probeListMs.targets} origins, every 30 s) ${r.work.probeListMs.p50.toFixed(0)} ms\n` +
           `idle for ${r.idle.seconds} s, CPU ms per second: ${Object.entries(r.idle.msPerS)
             .map(([k, v]) => `${k} ${v.toFixed(2)}`)
             .join(', ')}`,

@@ -11,9 +11,11 @@
 import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAmount, USDC_DECIMALS } from '@tollgate/protocol';
+import { createCatalog } from '../../packages/gateway/src/marketplace/catalog.ts';
 import { openStore } from '../../packages/gateway/src/store/open-store.ts';
 import type { Store } from '../../packages/gateway/src/store/store.ts';
 import type { GatewayIdentity } from './scaling-stack.ts';
+import { percentile } from './scaling-stats.ts';
 
 export interface CatalogShape {
   /** Extra endpoints on the bench project's own API (beside paid, free, big). */
@@ -138,4 +140,52 @@ export async function seedCatalog(o: {
     if (shm) rmSync(shm, { recursive: true, force: true });
   }
   return (performance.now() - started) / 1000;
+}
+
+export interface CatalogWork {
+  /** One snapshot load of the bench project (what the gateway does once per second per slug in use), ms. */
+  snapshotMs: { p50: number; max: number; endpoints: number };
+  /** Listing every project's APIs and endpoints (the active health check's target list, every 30 s), ms. */
+  probeListMs: { p50: number; max: number; targets: number };
+}
+
+/**
+ * Times, on the seeded file, the catalogue work the gateway does outside requests: the
+ * per-slug snapshot (marketplace/catalog.ts, reloaded after its 1 s TTL) and the health
+ * check's target list (the same queries as app.ts's probeTargets). On SQLite both run on
+ * the event loop, so their time is time no request is served.
+ */
+export async function timeCatalogWork(file: string, rounds: number): Promise<CatalogWork> {
+  const store = await openStore(`sqlite:${file}`);
+  try {
+    const catalog = createCatalog(store, 0);
+    const snap: number[] = [];
+    let endpoints = 0;
+    for (let i = 0; i < rounds * 10; i++) {
+      const t = performance.now();
+      const entry = await catalog.get('bench');
+      snap.push(performance.now() - t);
+      endpoints = entry?.endpoints.size ?? 0;
+    }
+    const list: number[] = [];
+    let targets = 0;
+    for (let i = 0; i < rounds; i++) {
+      const t = performance.now();
+      targets = 0;
+      for (const project of await store.projects.listAll()) {
+        const [apis, eps] = await Promise.all([
+          store.apis.list(project.id),
+          store.endpoints.list(project.id),
+        ]);
+        for (const api of apis) if (eps.some((e) => e.apiId === api.id && e.enabled)) targets++;
+      }
+      list.push(performance.now() - t);
+    }
+    return {
+      snapshotMs: { p50: percentile(snap, 50), max: Math.max(...snap), endpoints },
+      probeListMs: { p50: percentile(list, 50), max: Math.max(...list), targets },
+    };
+  } finally {
+    await store.close();
+  }
 }
