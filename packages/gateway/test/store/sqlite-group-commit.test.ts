@@ -7,9 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { Kysely } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NodeSqliteDialect } from '../../src/store/sqlite/dialect.ts';
+import { CoalescingSync, walFileSync } from '../../src/store/sqlite/wal-sync.ts';
 
 interface Db {
   items: { id: number; label: string; qty: number };
@@ -109,5 +110,121 @@ describe('sqlite group commit', () => {
     ).rejects.toThrow('roll back');
     await outside;
     expect(other.prepare('select label from items').all()).toEqual([{ label: 'out' }]);
+  });
+});
+
+/** A durability whose syncs the test completes or fails by hand, counting them. */
+function manualDurability() {
+  const pending: { resolve(): void; reject(e: unknown): void }[] = [];
+  const sync = new CoalescingSync(
+    () =>
+      new Promise<void>((resolve, reject) => {
+        pending.push({ resolve, reject });
+      }),
+  );
+  return { durability: { sync: () => sync.sync(), close: () => sync.close() }, pending };
+}
+
+const settled = async (p: Promise<unknown>) => {
+  let done = false;
+  void p.then(
+    () => {
+      done = true;
+    },
+    () => {
+      done = true;
+    },
+  );
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  return done;
+};
+
+describe('sqlite commits acknowledged only once durable', () => {
+  let durable: ReturnType<typeof manualDurability>;
+  let ddb: Kysely<Db>;
+  beforeEach(() => {
+    const database = new DatabaseSync(join(dir, `d-${++n}.db`));
+    database.exec('PRAGMA journal_mode = WAL');
+    database.exec('PRAGMA synchronous = NORMAL');
+    database.exec(
+      'create table items (id integer primary key, label text not null unique, qty integer not null)',
+    );
+    durable = manualDurability();
+    ddb = new Kysely<Db>({ dialect: new NodeSqliteDialect({ database, durability: durable.durability }) });
+  });
+  afterEach(async () => {
+    for (const p of durable.pending) p.resolve();
+    await ddb.destroy();
+  });
+
+  it('resolves a group of writes only after the WAL sync that began after their commit', async () => {
+    const writes = [1, 2, 3].map((id) =>
+      ddb
+        .insertInto('items')
+        .values({ id, label: `l${id}`, qty: 1 })
+        .execute(),
+    );
+    const all = Promise.all(writes);
+    expect(await settled(all)).toBe(false);
+    expect(durable.pending).toHaveLength(1);
+    durable.pending[0]!.resolve();
+    await all;
+  });
+
+  it('a write committed while a sync runs waits for the next sync, which covers every waiter', async () => {
+    const first = ddb.insertInto('items').values({ id: 1, label: 'a', qty: 1 }).execute();
+    expect(await settled(first)).toBe(false);
+    const second = ddb.insertInto('items').values({ id: 2, label: 'b', qty: 1 }).execute();
+    const third = ddb.insertInto('items').values({ id: 3, label: 'c', qty: 1 }).execute();
+    expect(await settled(second)).toBe(false);
+    // Only the first sync has started; the second and third commits came after it began.
+    expect(durable.pending).toHaveLength(1);
+    durable.pending[0]!.resolve();
+    await first;
+    expect(await settled(second)).toBe(false);
+    expect(durable.pending).toHaveLength(2);
+    durable.pending[1]!.resolve();
+    await Promise.all([second, third]);
+  });
+
+  it('a failed sync fails the writes waiting on it', async () => {
+    const write = ddb.insertInto('items').values({ id: 1, label: 'a', qty: 1 }).execute();
+    expect(await settled(write)).toBe(false);
+    durable.pending[0]!.reject(new Error('EIO'));
+    await expect(write).rejects.toThrow('EIO');
+  });
+
+  it('an explicit transaction is acknowledged only once its commit is durable', async () => {
+    const trx = ddb.transaction().execute(async (t) => {
+      await t.insertInto('items').values({ id: 1, label: 'a', qty: 1 }).execute();
+    });
+    expect(await settled(trx)).toBe(false);
+    durable.pending[0]!.resolve();
+    await trx;
+  });
+
+  it('a statement that is not a read, run outside a transaction, is synced; a read is not', async () => {
+    await ddb.selectFrom('items').selectAll().execute();
+    expect(durable.pending).toHaveLength(0);
+    const ddl = sql`create table other (id integer)`.execute(ddb);
+    expect(await settled(ddl)).toBe(false);
+    durable.pending[0]!.resolve();
+    await ddl;
+  });
+});
+
+describe('walFileSync', () => {
+  it('syncs the WAL file through one kept descriptor, and fails when there is no WAL file', async () => {
+    const file = join(dir, `w-${++n}.db`);
+    const database = new DatabaseSync(file);
+    database.exec('PRAGMA journal_mode = WAL');
+    database.exec('create table t (id integer)');
+    const sync = walFileSync(`${file}-wal`);
+    await Promise.all([sync.sync(), sync.sync()]);
+    await sync.close();
+    database.close();
+    const missing = walFileSync(join(dir, 'absent.db-wal'));
+    await expect(missing.sync()).rejects.toMatchObject({ code: 'ENOENT' });
+    await missing.close();
   });
 });

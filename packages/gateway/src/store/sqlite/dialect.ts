@@ -16,10 +16,16 @@ import type {
 } from 'kysely';
 import { CompiledQuery, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import { isBatchableWrite, SqliteExecutor } from './group-commit.ts';
+import { type Durability, NO_DURABILITY } from './wal-sync.ts';
 
 export interface NodeSqliteDialectConfig {
   /** An open database; the driver closes it on destroy. */
   database: DatabaseSync;
+  /**
+   * How commits become durable before they are acknowledged (wal-sync.ts); none by default
+   * (`:memory:`, or a database whose `synchronous` setting syncs inside COMMIT itself).
+   */
+  durability?: Durability;
 }
 
 export class NodeSqliteDialect implements Dialect {
@@ -30,7 +36,7 @@ export class NodeSqliteDialect implements Dialect {
   }
 
   createDriver(): Driver {
-    return new NodeSqliteDriver(this.#config.database);
+    return new NodeSqliteDriver(this.#config.database, this.#config.durability ?? NO_DURABILITY);
   }
   createQueryCompiler(): QueryCompiler {
     return new SqliteQueryCompiler();
@@ -81,18 +87,24 @@ class NodeSqliteDriver implements Driver {
   readonly #db: DatabaseSync;
   readonly #mutex = new Mutex();
   readonly #executor: SqliteExecutor;
+  readonly #durability: Durability;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: DatabaseSync, durability: Durability) {
     this.#db = db;
-    this.#executor = new SqliteExecutor(db, (flush) => {
-      void this.#mutex.lock().then((release) => {
-        try {
-          flush();
-        } finally {
-          release();
-        }
-      });
-    });
+    this.#durability = durability;
+    this.#executor = new SqliteExecutor(
+      db,
+      (flush) => {
+        void this.#mutex.lock().then((release) => {
+          try {
+            flush();
+          } finally {
+            release();
+          }
+        });
+      },
+      durability,
+    );
   }
 
   async init(): Promise<void> {}
@@ -131,6 +143,7 @@ class NodeSqliteDriver implements Driver {
     (await this.#mutex.lock())();
     await new Promise<void>((r) => setImmediate(r));
     (await this.#mutex.lock())();
+    await this.#durability.close();
     if (this.#db.isOpen) this.#db.close();
   }
 }
@@ -144,6 +157,10 @@ async function run(connection: DatabaseConnection, sqlText: string): Promise<voi
 }
 
 const BEGIN = /^\s*begin\b/i;
+/** Ends an explicit transaction with its changes kept. */
+const COMMIT = /^\s*(commit|end)\b/i;
+/** Statements that never write; any other statement run outside a transaction is synced. */
+const READ_ONLY = /^\s*(select|explain)\b/i;
 
 /** One acquisition of the handle (see NodeSqliteDriver). */
 class NodeSqliteConnection implements DatabaseConnection {
@@ -166,7 +183,11 @@ class NodeSqliteConnection implements DatabaseConnection {
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
     const sqlText = compiledQuery.sql;
     const params = compiledQuery.parameters.map(toSqlite);
-    if (this.#release) return this.#executor.run<R>(sqlText, params);
+    if (this.#release) {
+      const result = this.#executor.run<R>(sqlText, params);
+      if (COMMIT.test(sqlText)) await this.#executor.durable();
+      return result;
+    }
     if (BEGIN.test(sqlText)) {
       this.#release = await this.#mutex.lock();
       try {
@@ -178,11 +199,14 @@ class NodeSqliteConnection implements DatabaseConnection {
     }
     if (isBatchableWrite(sqlText)) return this.#executor.write<R>(sqlText, params);
     const release = await this.#mutex.lock();
+    let result: QueryResult<R>;
     try {
-      return this.#executor.run<R>(sqlText, params);
+      result = this.#executor.run<R>(sqlText, params);
     } finally {
       release();
     }
+    if (!READ_ONLY.test(sqlText)) await this.#executor.durable();
+    return result;
   }
 
   async *streamQuery<R>(compiledQuery: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {

@@ -1,17 +1,18 @@
 /**
- * Group commit for node:sqlite. With WAL and synchronous=FULL every COMMIT fsyncs, and
- * node:sqlite is synchronous, so each autocommit write stalled the event loop for one
- * fsync (about 1 ms on the bench VM); a paid request makes two. Writes issued outside an
- * explicit transaction are queued instead, and the writes that arrive in the same
- * event-loop turn run in one BEGIN IMMEDIATE … COMMIT: one fsync for all of them. Each
- * caller's promise settles only after that COMMIT, so nothing is acknowledged before it
- * is durable. Each write runs inside its own SAVEPOINT, so one that fails (a constraint,
- * a bad parameter) is undone and fails only its own caller; if the whole transaction
+ * Group commit for node:sqlite. node:sqlite is synchronous, so every autocommit write
+ * used to run its own COMMIT on the event loop; a paid request makes two. Writes issued
+ * outside an explicit transaction are queued instead, and the writes that arrive in the
+ * same event-loop turn run in one BEGIN IMMEDIATE … COMMIT. Each caller's promise settles
+ * only after that COMMIT and after the WAL holding it is on disk (wal-sync.ts: one
+ * fdatasync on the thread pool for all of them), so nothing is acknowledged before it is
+ * durable. Each write runs inside its own SAVEPOINT, so one that fails (a constraint, a
+ * bad parameter) is undone and fails only its own caller; if the whole transaction
  * cannot commit, the writes are run again one by one, each in its own autocommit, so
  * every caller gets the result (or the error) it would have had without batching.
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type { QueryResult } from 'kysely';
+import type { Durability } from './wal-sync.ts';
 
 /** Statements are prepared once and reused: the hot paths run the same few queries. */
 const STATEMENT_CACHE_SIZE = 256;
@@ -46,10 +47,17 @@ export class SqliteExecutor {
   #scheduled = false;
   /** Runs a flush once nothing else holds the connection (an open transaction). */
   readonly #whenFree: (flush: () => void) => void;
+  readonly #durability: Durability;
 
-  constructor(db: DatabaseSync, whenFree: (flush: () => void) => void) {
+  constructor(db: DatabaseSync, whenFree: (flush: () => void) => void, durability: Durability) {
     this.#db = db;
     this.#whenFree = whenFree;
+    this.#durability = durability;
+  }
+
+  /** Resolves once every commit made so far is on disk. */
+  durable(): Promise<void> {
+    return this.#durability.sync();
   }
 
   get db(): DatabaseSync {
@@ -106,10 +114,20 @@ export class SqliteExecutor {
     if (batch.length === 1 || !this.#runBatched(batch)) {
       for (const p of batch) this.#runAlone(p);
     }
+    const committed: Pending[] = [];
     for (const p of batch) {
       if (p.error !== undefined || !p.result) p.reject(p.error);
-      else p.resolve(p.result);
+      else committed.push(p);
     }
+    if (committed.length === 0) return;
+    this.#durability.sync().then(
+      () => {
+        for (const p of committed) p.resolve(p.result!);
+      },
+      (err: unknown) => {
+        for (const p of committed) p.reject(err);
+      },
+    );
   }
 
   /** True when the batch committed; false when it did not (and nothing of it stayed). */

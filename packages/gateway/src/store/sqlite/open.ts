@@ -9,6 +9,7 @@ import { migrateToLatest } from '../migrations/migrate.ts';
 import type { Store } from '../store.ts';
 import { sqliteBackend } from './backend.ts';
 import { NodeSqliteDialect } from './dialect.ts';
+import { walFileSync } from './wal-sync.ts';
 
 const BUSY_TIMEOUT_MS = 5_000;
 
@@ -50,13 +51,21 @@ export async function openSqliteStore(location: string, opts: { logger?: StoreLo
     // WAL lets readers run beside the writer (and another process); busy_timeout makes a
     // second process wait for the write lock instead of failing at once.
     if (!memory) database.exec('PRAGMA journal_mode = WAL');
+    // NORMAL: COMMIT no longer fsyncs on the event loop. Every commit is still on disk
+    // before it is acknowledged: the dialect syncs the WAL itself, off the loop (wal-sync.ts).
+    if (!memory) database.exec('PRAGMA synchronous = NORMAL');
     database.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     database.exec('PRAGMA foreign_keys = ON');
   } catch (err) {
     database.close();
     throw err;
   }
-  const db = new Kysely<Database>({ dialect: new NodeSqliteDialect({ database }) });
+  const db = new Kysely<Database>({
+    dialect: new NodeSqliteDialect({
+      database,
+      ...(memory ? {} : { durability: walFileSync(`${resolve(location)}-wal`) }),
+    }),
+  });
   const backend = sqliteBackend(db);
   try {
     // Kysely's SQLite migration lock is a no-op; one IMMEDIATE transaction around the

@@ -1,0 +1,96 @@
+/**
+ * Durable commits without stalling the event loop. With `synchronous=FULL`, SQLite calls
+ * fdatasync on the WAL inside every COMMIT, and node:sqlite is synchronous, so the whole
+ * gateway waited for the disk once per commit. The store runs `synchronous=NORMAL`
+ * instead (SQLite still syncs at checkpoints, so a checkpoint never loses a committed
+ * frame) and makes every acknowledged commit durable itself: a write's promise settles
+ * only after an fdatasync of the WAL file that *began after* its COMMIT returned, run on
+ * libuv's thread pool. That is the same guarantee FULL gives (FULL syncs the WAL and
+ * nothing else at commit), and concurrent commits share one sync.
+ *
+ * The WAL file is opened once, on the first sync, and kept: SQLite does not delete or
+ * replace it while this process holds the database open, and a descriptor that stays open
+ * is told of a failed write-back (one opened later might not be, on Linux).
+ */
+import { type FileHandle, open } from 'node:fs/promises';
+
+export interface Durability {
+  /** Resolves once everything written before the call is on disk; rejects if it may not be. */
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** For `:memory:` databases: nothing to make durable. */
+export const NO_DURABILITY: Durability = {
+  sync: () => Promise.resolve(),
+  close: () => Promise.resolve(),
+};
+
+interface Waiter {
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * Coalesces syncs: a caller joins the next sync to start; while one runs, every new caller
+ * waits for the one after it (the running one may have begun before their commit).
+ */
+export class CoalescingSync implements Durability {
+  readonly #datasync: () => Promise<void>;
+  #running: Promise<void> | null = null;
+  #next: Waiter[] = [];
+
+  constructor(datasync: () => Promise<void>) {
+    this.#datasync = datasync;
+  }
+
+  sync(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#next.push({ resolve, reject });
+      if (!this.#running) this.#start();
+    });
+  }
+
+  #start(): void {
+    const waiters = this.#next;
+    this.#next = [];
+    this.#running = this.#datasync().then(
+      () => {
+        for (const w of waiters) w.resolve();
+      },
+      (err: unknown) => {
+        for (const w of waiters) w.reject(err);
+      },
+    );
+    void this.#running.then(() => {
+      this.#running = null;
+      if (this.#next.length > 0) this.#start();
+    });
+  }
+
+  /** Waits for the syncs already asked for. */
+  async close(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+}
+
+/** fdatasync of `walPath` through one descriptor kept open. */
+export function walFileSync(walPath: string): Durability {
+  let handle: Promise<FileHandle> | null = null;
+  const sync = new CoalescingSync(async () => {
+    handle ??= open(walPath, 'r').catch((err: unknown) => {
+      handle = null;
+      throw err;
+    });
+    await (await handle).datasync();
+  });
+  return {
+    sync: () => sync.sync(),
+    async close() {
+      await sync.close();
+      const h = handle;
+      handle = null;
+      await (await h?.catch(() => null))?.close();
+    },
+  };
+}
