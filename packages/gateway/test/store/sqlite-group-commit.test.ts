@@ -187,6 +187,31 @@ describe('sqlite commits acknowledged only once durable', () => {
     await Promise.all([second, third]);
   });
 
+  it('a read waits while a commit is not on disk yet, so nobody acts on a row a crash could take back', async () => {
+    const write = ddb.insertInto('items').values({ id: 1, label: 'a', qty: 1 }).execute();
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    const read = ddb.selectFrom('items').selectAll().execute();
+    expect(await settled(read)).toBe(false);
+    for (const p of durable.pending) p.resolve();
+    await write;
+    for (const p of durable.pending) p.resolve();
+    expect(await read).toEqual([{ id: 1, label: 'a', qty: 1 }]);
+    // With every commit on disk, a read runs without asking for a sync.
+    const before = durable.pending.length;
+    await ddb.selectFrom('items').selectAll().execute();
+    expect(durable.pending).toHaveLength(before);
+  });
+
+  it('a write that fails on a row of the same batch answers only once that batch is on disk', async () => {
+    const first = ddb.insertInto('items').values({ id: 1, label: 'same', qty: 1 }).execute();
+    const second = ddb.insertInto('items').values({ id: 2, label: 'same', qty: 1 }).execute();
+    expect(await settled(second)).toBe(false);
+    durable.pending[0]!.resolve();
+    await first;
+    await expect(second).rejects.toThrow(/UNIQUE/);
+  });
+
   it('a failed sync fails the writes waiting on it', async () => {
     const write = ddb.insertInto('items').values({ id: 1, label: 'a', qty: 1 }).execute();
     expect(await settled(write)).toBe(false);

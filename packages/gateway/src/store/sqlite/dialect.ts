@@ -185,9 +185,16 @@ class NodeSqliteConnection implements DatabaseConnection {
     const params = compiledQuery.parameters.map(toSqlite);
     if (this.#release) {
       const result = this.#executor.run<R>(sqlText, params);
-      if (COMMIT.test(sqlText)) await this.#executor.durable();
+      if (COMMIT.test(sqlText)) {
+        this.#executor.noteCommit();
+        await this.#executor.durable();
+      }
       return result;
     }
+    if (isBatchableWrite(sqlText)) return this.#executor.write<R>(sqlText, params);
+    // Nothing is read (or begun) on top of a commit that is not on disk yet.
+    const pending = this.#executor.untilDurable();
+    if (pending) await pending;
     if (BEGIN.test(sqlText)) {
       this.#release = await this.#mutex.lock();
       try {
@@ -197,7 +204,6 @@ class NodeSqliteConnection implements DatabaseConnection {
         throw err;
       }
     }
-    if (isBatchableWrite(sqlText)) return this.#executor.write<R>(sqlText, params);
     const release = await this.#mutex.lock();
     let result: QueryResult<R>;
     try {
@@ -205,11 +211,16 @@ class NodeSqliteConnection implements DatabaseConnection {
     } finally {
       release();
     }
-    if (!READ_ONLY.test(sqlText)) await this.#executor.durable();
+    if (!READ_ONLY.test(sqlText)) {
+      this.#executor.noteCommit();
+      await this.#executor.durable();
+    }
     return result;
   }
 
   async *streamQuery<R>(compiledQuery: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    const pending = this.#release ? null : this.#executor.untilDurable();
+    if (pending) await pending;
     const release = this.#release ? null : await this.#mutex.lock();
     try {
       const { stmt } = this.#executor.prepare(compiledQuery.sql);

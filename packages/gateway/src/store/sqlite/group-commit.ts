@@ -55,9 +55,29 @@ export class SqliteExecutor {
     this.#durability = durability;
   }
 
+  /** Commits made through this handle, and how many of them are known to be on disk. */
+  #committed = 0;
+  #synced = 0;
+
+  /** Counts a commit made outside the group (an explicit transaction, a lone statement). */
+  noteCommit(): void {
+    this.#committed += 1;
+  }
+
   /** Resolves once every commit made so far is on disk. */
   durable(): Promise<void> {
-    return this.#durability.sync();
+    const upTo = this.#committed;
+    return this.#durability.sync().then(() => {
+      if (upTo > this.#synced) this.#synced = upTo;
+    });
+  }
+
+  /**
+   * Null when every commit is known to be on disk; else when it will be. Reads wait for
+   * it, so no caller acts on a row that a crash could still take back.
+   */
+  untilDurable(): Promise<void> | null {
+    return this.#committed > this.#synced ? this.durable() : null;
   }
 
   get db(): DatabaseSync {
@@ -114,18 +134,22 @@ export class SqliteExecutor {
     if (batch.length === 1 || !this.#runBatched(batch)) {
       for (const p of batch) this.#runAlone(p);
     }
-    const committed: Pending[] = [];
-    for (const p of batch) {
-      if (p.error !== undefined || !p.result) p.reject(p.error);
-      else committed.push(p);
+    const failed = (p: Pending) => p.error !== undefined || !p.result;
+    if (batch.every(failed)) {
+      for (const p of batch) p.reject(p.error);
+      return;
     }
-    if (committed.length === 0) return;
-    this.#durability.sync().then(
+    // Even a failed write may have seen a row of this commit: every answer waits for the disk.
+    this.noteCommit();
+    this.durable().then(
       () => {
-        for (const p of committed) p.resolve(p.result!);
+        for (const p of batch) {
+          if (failed(p)) p.reject(p.error);
+          else p.resolve(p.result!);
+        }
       },
       (err: unknown) => {
-        for (const p of committed) p.reject(err);
+        for (const p of batch) p.reject(failed(p) ? p.error : err);
       },
     );
   }
