@@ -18,6 +18,7 @@ import { createMcpServer } from '../mcp/server.ts';
 import { createTools, type ToolScope } from '../mcp/tools.ts';
 import { isSlug } from '../providers/rules.ts';
 import { sendError } from './error-handling.ts';
+import { innerCallHeaders } from './inner-call.ts';
 
 const VERSION = '0.1.0';
 
@@ -74,6 +75,7 @@ export function mcpRoutes(app: FastifyInstance, deps: Deps): void {
           host: String(request.headers.host ?? ''),
           'user-agent': 'tollgate-mcp',
           'x-request-id': `${String(request.id).slice(0, 59)}.call`,
+          ...innerCallHeaders(),
         },
         remoteAddress: request.ip,
         ...(call.body ? { payload: call.body } : {}),

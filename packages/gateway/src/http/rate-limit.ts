@@ -9,6 +9,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { sendError } from './error-handling.ts';
+import { isInnerCall } from './inner-call.ts';
 
 const MAX_TRACKED = 100_000;
 
@@ -48,6 +49,8 @@ export function createRateLimiter(deps: Pick<Deps, 'config' | 'now'>): RateLimit
 export function rateLimit(app: FastifyInstance, limiter: RateLimiter | null): void {
   if (limiter === null) return;
   app.addHook('onRequest', async (request, reply) => {
+    // Served for a request that was counted already (an MCP tool call).
+    if (isInnerCall(request.headers)) return;
     const retryAfter = limiter.take(request.ip, request.url);
     if (retryAfter > 0) {
       return sendError(

@@ -1,0 +1,48 @@
+/**
+ * A tool call is one request against the caller's rate limit: the gateway's own route
+ * that serves it in-process is not counted a second time.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type Harness, startHarness } from '../support/gateway-harness.ts';
+
+const LIMIT = 3;
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness({ env: { TOLLGATE_RATE_LIMIT_PER_MIN: String(LIMIT) } });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const call = (id: number) =>
+  fetch(`${h.baseUrl}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: `${h.project.slug}__get_items`, arguments: {} },
+    }),
+  });
+
+it('counts each tool call once: the limit allows as many calls as it allows requests', async () => {
+  for (let i = 1; i <= LIMIT; i++) {
+    const res = await call(i);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { result: { isError?: boolean; structuredContent?: unknown } };
+    // The unpaid call's answer is the payment requirement, not a rate-limit refusal.
+    expect({ call: i, content: body.result.structuredContent }).toMatchObject({
+      call: i,
+      content: { x402Version: 2, error: 'payment_required' },
+    });
+  }
+  const over = await call(LIMIT + 1);
+  expect(over.status).toBe(429);
+  // The in-process marker cannot be forged from outside.
+  const forged = await fetch(`${h.baseUrl}/p/${h.project.slug}/items`, {
+    headers: { 'x-tollgate-inner-call': '0'.repeat(32) },
+  });
+  expect(forged.status).toBe(429);
+});
