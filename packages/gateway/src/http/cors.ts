@@ -8,7 +8,8 @@
  * never priced and never a 402, and it is not rate-limited. Any other OPTIONS request is
  * an ordinary request: under /p/ it is forwarded and paid for like any other method.
  *
- * CORS covers the public API: /p/, /v1/, /discovery/ and /.well-known/. Operator routes
+ * CORS covers the public API: /p/, /v1/, /discovery/, /.well-known/ and its description,
+ * /openapi.json (editors and client generators fetch it from their own origin). Operator routes
  * (/healthz, /readyz, /metrics, /sandbox/) get no CORS headers, so a web page cannot
  * read them from a browser inside the operator's network. Credentials are never allowed:
  * the API authenticates with bearer tokens and payment headers, not cookies.
@@ -43,7 +44,9 @@ export function corsCovers(url: string): boolean {
     url.startsWith('/p/') ||
     url.startsWith('/v1/') ||
     url.startsWith('/discovery/') ||
-    url.startsWith('/.well-known/')
+    url.startsWith('/.well-known/') ||
+    url === '/openapi.json' ||
+    url.startsWith('/openapi.json?')
   );
 }
 

@@ -177,6 +177,19 @@ describe('CORS and nosniff through the real gateway (default: any origin, no cre
     expect(unknown.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
+  it('lets a page read the OpenAPI description (an editor or generator on another origin)', async () => {
+    const doc = await fetch(`${h.baseUrl}/openapi.json`, { headers: { origin: PAGE } });
+    expect(doc.status).toBe(200);
+    await doc.arrayBuffer();
+    expect(doc.headers.get('access-control-allow-origin')).toBe('*');
+    const pre = await fetch(`${h.baseUrl}/openapi.json`, {
+      method: 'OPTIONS',
+      headers: preflight('GET', 'accept'),
+    });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
   it('leaves the operator routes (health, metrics, sandbox) closed to other origins', async () => {
     for (const path of ['/healthz', '/readyz', '/metrics']) {
       const res = await fetch(`${h.baseUrl}${path}`, { headers: { origin: PAGE } });
