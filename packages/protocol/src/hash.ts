@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
-/** Lowercase hex SHA-256 of bytes or a UTF-8 string. */
+/** Lowercase hex SHA-256 of bytes or a UTF-8 string (one-shot: no Hash object, ~2x faster on a 402). */
 export function sha256Hex(data: Uint8Array | string): string {
-  return createHash('sha256').update(data).digest('hex');
+  return hash('sha256', data, 'hex');
 }
 
 /** SHA-256 of the empty body, the `bodySha256` of a request without a body. */

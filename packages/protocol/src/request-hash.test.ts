@@ -6,6 +6,7 @@ import { EMPTY_BODY_SHA256, sha256Hex } from './hash.ts';
 import {
   computeRequestHash,
   type RequestHashInput,
+  requestHasher,
   requestHashPreimage,
   requestHashPreimageCanonical,
 } from './request-hash.ts';
@@ -131,6 +132,58 @@ describe('computeRequestHash', () => {
     fc.assert(
       fc.property(input, (i) => requestHashPreimage(i) === requestHashPreimageCanonical(i)),
       { numRuns: 500 },
+    );
+  });
+
+  it('gives the same hash through requestHasher (a quote written once) as through computeRequestHash', () => {
+    const text = fc.string({ unit: 'grapheme', maxLength: 30 });
+    const amount = fc.bigInt({ min: 0n, max: 10n ** 18n });
+    const split = fc.record({
+      recipientType: fc.constantFrom('provider' as const, 'platform' as const),
+      payTo: text,
+      amount: fc.oneof(
+        amount,
+        amount.map((n) => n.toString()),
+      ),
+    });
+    const quoted = fc.record({
+      scheme: fc.constantFrom('exact_split' as const, 'exact' as const),
+      price: amount,
+      fee: amount.map((n) => n.toString()),
+      accepts: fc.array(
+        fc.record({ chain: text, network: text, asset: text, splits: fc.array(split, { maxLength: 3 }) }),
+        { maxLength: 3 },
+      ),
+    });
+    const perRequest = fc.record({
+      method: fc.constantFrom('GET', 'post', 'Put', 'DELETE'),
+      path: text,
+      bodySha256: fc.stringMatching(/^[0-9a-fA-F]{64}$/),
+      nonce: text,
+      expiresAt: text,
+    });
+    fc.assert(
+      fc.property(quoted, fc.array(perRequest, { minLength: 1, maxLength: 3 }), (q, rs) => {
+        const hasher = requestHasher(q);
+        return rs.every((r) => hasher(r) === computeRequestHash({ ...q, ...r }));
+      }),
+      { numRuns: 300 },
+    );
+    for (const v of vectors) expect(requestHasher(v.input)(v.input)).toBe(v.requestHash);
+  });
+
+  it('hashes bytes and strings as SHA-256 of their (UTF-8) bytes', () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ maxLength: 300 }),
+        fc.string({ unit: 'grapheme', maxLength: 100 }),
+        (bytes, text) => {
+          expect(sha256Hex(bytes)).toBe(createHash('sha256').update(bytes).digest('hex'));
+          expect(sha256Hex(Buffer.from(bytes))).toBe(createHash('sha256').update(bytes).digest('hex'));
+          expect(sha256Hex(text)).toBe(createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex'));
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 

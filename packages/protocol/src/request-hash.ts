@@ -40,25 +40,39 @@ const atomic = (v: string | bigint): string => {
 };
 const str = JSON.stringify;
 
+/** The fields of a request hash that a quote fixes: the same for every 402 of that quote. */
+export type RequestHashQuoted = Pick<RequestHashInput, 'scheme' | 'price' | 'fee' | 'accepts'>;
+/** The fields of a request hash that each request and each 402 set. */
+export type RequestHashPerRequest = Pick<
+  RequestHashInput,
+  'method' | 'path' | 'bodySha256' | 'nonce' | 'expiresAt'
+>;
+
 /**
- * The exact string that is hashed: the RFC 8785 canonical JSON of the bound fields.
- * Written out key by key in canonical (sorted) order because this runs on every 402;
- * request-hash.test.ts checks it equals canonicalJson() of the same object.
+ * The preimage with a quote's fields written out once. Key by key in canonical (sorted)
+ * order because this runs on every 402; request-hash.test.ts checks it equals
+ * canonicalJson() of the same object.
  */
-export function requestHashPreimage(input: RequestHashInput): string {
+function preimageFor(q: RequestHashQuoted): (r: RequestHashPerRequest) => string {
   let accepts = '';
-  for (const a of input.accepts) {
+  for (const a of q.accepts) {
     let splits = '';
     for (const sp of a.splits) {
       splits += `${splits ? ',' : ''}{"amount":${str(atomic(sp.amount))},"payTo":${str(sp.payTo)},"recipientType":${str(sp.recipientType)}}`;
     }
     accepts += `${accepts ? ',' : ''}{"asset":${str(a.asset)},"chain":${str(a.chain)},"network":${str(a.network)},"splits":[${splits}]}`;
   }
-  return (
-    `{"accepts":[${accepts}],"bodySha256":${str(input.bodySha256.toLowerCase())},"expiresAt":${str(input.expiresAt)}` +
-    `,"fee":${str(atomic(input.fee))},"method":${str(input.method.toUpperCase())},"nonce":${str(input.nonce)}` +
-    `,"path":${str(input.path)},"price":${str(atomic(input.price))},"scheme":${str(input.scheme)},"v":1}`
-  );
+  const head = `{"accepts":[${accepts}],"bodySha256":`;
+  const fee = `,"fee":${str(atomic(q.fee))},"method":`;
+  const tail = `,"price":${str(atomic(q.price))},"scheme":${str(q.scheme)},"v":1}`;
+  return (r) =>
+    `${head}${str(r.bodySha256.toLowerCase())},"expiresAt":${str(r.expiresAt)}${fee}${str(r.method.toUpperCase())}` +
+    `,"nonce":${str(r.nonce)},"path":${str(r.path)}${tail}`;
+}
+
+/** The exact string that is hashed: the RFC 8785 canonical JSON of the bound fields. */
+export function requestHashPreimage(input: RequestHashInput): string {
+  return preimageFor(input)(input);
 }
 
 /** The same preimage through the generic canonicaliser: the definition the fast path must match. */
@@ -89,4 +103,13 @@ export function requestHashPreimageCanonical(input: RequestHashInput): string {
 /** Lowercase hex SHA-256 of the RFC 8785 canonical JSON of the bound fields. */
 export function computeRequestHash(input: RequestHashInput): string {
   return sha256Hex(requestHashPreimage(input));
+}
+
+/**
+ * computeRequestHash for many requests under one quote: the quote's part of the preimage
+ * is written once. `requestHasher(q)(r) === computeRequestHash({ ...q, ...r })`.
+ */
+export function requestHasher(q: RequestHashQuoted): (r: RequestHashPerRequest) => string {
+  const preimage = preimageFor(q);
+  return (r) => sha256Hex(preimage(r));
 }

@@ -1,6 +1,8 @@
-import { memoForNonce, USDC_SOLANA_MINT } from '@tollgate/protocol';
+import { createHmac } from 'node:crypto';
+import { memoForNonce, USDC_SOLANA_MINT, USDC_SUI_COIN_TYPE } from '@tollgate/protocol';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { keyRing } from '../crypto/keys.ts';
+import { type DerivedKey, keyRing } from '../crypto/keys.ts';
 import { createRequirementTokens, type RequirementClaims } from './requirement-token.ts';
 
 const A = 'a'.repeat(40);
@@ -69,4 +71,114 @@ describe('requirement tokens', () => {
       expect(t.verify(token).ok).toBe(false);
     },
   );
+
+  // Written by the signer before issue 14's one-shot HMAC and per-quote templates (a6f6bb7),
+  // for `claims` under key A, and for a v2 variant with an escaped subject signed with
+  // claims.options as its optionsKey. Tokens in flight across the upgrade must still verify.
+  const BEFORE = [
+    'r1.ffb02978.eyJzIjoiZXhhY3Rfc3BsaXQiLCJ1IjoiZXA6ZXBfMSIsIm4iOiJxM3Y5Sm0yeVhRN3BTMGJUMWNXOGVBIiwiaCI6ImFiYWJhYmFiYWJhYmFiYWJhYmFiYWJhYmFiYWJhYmFiYWJhYmFiYWJhYmFiYWJhYmFiYWJhYmFiYWJhYmFiYWIiLCJpIjoxNzk1MDAwMDAwMDAwLCJlIjoxNzk1MDAwMzAwMDAwLCJwIjoiMTAwMDAiLCJmIjoiMTAwMCIsIm8iOlt7ImMiOiJzb2xhbmEiLCJ3IjoibWFpbm5ldCIsInMiOltbMCwiUHJvdiIsIjEwMDAwIl0sWzEsIlBsYXQiLCIxMDAwIl1dfSx7ImMiOiJzdWkiLCJ3IjoibWFpbm5ldCIsImEiOiIweDI6OmZha2U6OlVTREMiLCJzIjpbWzEsIjB4cGxhdCIsIjExMDAwIl1dfV19.9wRFos7zseqQsTDh1foaGOsLNoKXCKGO55pJZ84tH6Q',
+    'r1.ffb02978.eyJzIjoiZXhhY3Rfc3BsaXQiLCJ1Ijoiw6lwIFwieFwiIiwibiI6InEzdjlKbTJ5WFE3cFMwYlQxY1c4ZUEiLCJoIjoiYWJhYmFiYWJhYmFiYWJhYmFiYWJhYmFiYWJhYmFiYWJhYmFiYWJhYmFiYWJhYmFiYWJhYmFiYWJhYmFiYWJhYiIsImkiOjE3OTUwMDAwMDAwMDAsImUiOjE3OTUwMDAzMDAwMDAsInAiOiIxMDAwMCIsImYiOiIxMDAwIiwieCI6MSwibyI6W3siYyI6InNvbGFuYSIsInciOiJtYWlubmV0IiwicyI6W1swLCJQcm92IiwiMTAwMDAiXSxbMSwiUGxhdCIsIjEwMDAiXV19LHsiYyI6InN1aSIsInciOiJtYWlubmV0IiwiYSI6IjB4Mjo6ZmFrZTo6VVNEQyIsInMiOltbMSwiMHhwbGF0IiwiMTEwMDAiXV19XX0.BgaWvo1-EhcUGmwx9m6jqYrwaJnHbOkUHBcYDksuPOE',
+  ];
+  const v2Variant: RequirementClaims = { ...claims, v2: true, subject: '\u00e9p "x"' };
+
+  it('verify tokens issued before the one-shot HMAC, and sign the same claims to the same bytes', () => {
+    const t = createRequirementTokens(keyRing(A, null, 'requirement-token/v1'));
+    expect(t.verify(BEFORE[0]!)).toEqual({ ok: true, claims });
+    expect(t.verify(BEFORE[1]!)).toEqual({ ok: true, claims: v2Variant });
+    expect(t.sign(claims)).toBe(BEFORE[0]);
+    expect(t.sign(claims, claims.options)).toBe(BEFORE[0]);
+    expect(t.sign(v2Variant, claims.options)).toBe(BEFORE[1]);
+  });
+
+  /** The signer as it was: the whole JSON, base64url, and createHmac over `r1.<kid>.<payload>`. */
+  const referenceSign = (key: DerivedKey, c: RequirementClaims) => {
+    const defaults: Record<string, string> = { solana: USDC_SOLANA_MINT, sui: USDC_SUI_COIN_TYPE };
+    const options = c.options.map((o) => ({
+      c: o.chain,
+      w: o.network,
+      ...(o.assetId === defaults[o.chain] ? {} : { a: o.assetId }),
+      s: o.splits.map((s) => [s.recipientType === 'provider' ? 0 : 1, s.payTo, s.amount.toString()]),
+    }));
+    const wire = {
+      s: c.scheme,
+      u: c.subject,
+      n: c.nonce,
+      h: c.requestHash,
+      i: c.issuedAtMs,
+      e: c.expiresAtMs,
+      p: c.price.toString(),
+      f: c.fee.toString(),
+      ...(c.v2 ? { x: 1 } : {}),
+      o: options,
+    };
+    const signed = `r1.${key.kid}.${Buffer.from(JSON.stringify(wire)).toString('base64url')}`;
+    return `${signed}.${createHmac('sha256', key.key).update(signed).digest('base64url')}`;
+  };
+
+  it('sign exactly as the reference signer for any claims, whatever was cached for the options key', () => {
+    const text = fc.string({ unit: 'grapheme', maxLength: 20 });
+    const amount = fc.bigInt({ min: 0n, max: 10n ** 15n });
+    const option = fc.record({
+      chain: fc.constantFrom('solana' as const, 'sui' as const),
+      network: text,
+      assetId: fc.oneof(fc.constantFrom(USDC_SOLANA_MINT, USDC_SUI_COIN_TYPE), text),
+      memo: text,
+      splits: fc.array(
+        fc.record({
+          recipientType: fc.constantFrom('provider' as const, 'platform' as const),
+          payTo: text,
+          amount,
+        }),
+        { maxLength: 3 },
+      ),
+    });
+    const claim = fc.record(
+      {
+        scheme: fc.constantFrom('exact_split' as const, 'exact' as const),
+        subject: text,
+        nonce: text,
+        requestHash: text,
+        issuedAtMs: fc.integer({ min: 0, max: 2 ** 45 }),
+        expiresAtMs: fc.integer({ min: 0, max: 2 ** 45 }),
+        price: amount,
+        fee: amount,
+        options: fc.array(option, { maxLength: 3 }),
+        v2: fc.constant(true),
+      },
+      {
+        requiredKeys: [
+          'scheme',
+          'subject',
+          'nonce',
+          'requestHash',
+          'issuedAtMs',
+          'expiresAtMs',
+          'price',
+          'fee',
+          'options',
+        ],
+      },
+    );
+    const ring = keyRing(A, null, 'requirement-token/v1');
+    const t = createRequirementTokens(ring);
+    fc.assert(
+      fc.property(claim, claim, (c, other) => {
+        const token = t.sign(c, c.options);
+        expect(token).toBe(referenceSign(ring[0]!, c));
+        expect(t.sign(c)).toBe(token);
+        // verify derives each memo from the nonce.
+        const memo = memoForNonce(c.nonce);
+        const read = { ...c, options: c.options.map((o) => ({ ...o, memo })) };
+        if (token.length <= 2048) expect(t.verify(token)).toEqual({ ok: true, claims: read });
+        // Other claims over the same options (the key's contract): what was cached for c must not leak in.
+        const sameOptions = { ...other, options: c.options };
+        expect(t.sign(sameOptions, c.options)).toBe(referenceSign(ring[0]!, sameOptions));
+        expect(t.sign(c, c.options)).toBe(token);
+      }),
+      { numRuns: 300 },
+    );
+    // Per-402 fields too long for the signer's scratch buffer take the plain path.
+    const long = { ...claims, nonce: 'é'.repeat(400), requestHash: '€'.repeat(300) };
+    expect(t.sign(long, claims.options)).toBe(referenceSign(ring[0]!, long));
+  });
 });

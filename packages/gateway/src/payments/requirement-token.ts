@@ -7,6 +7,7 @@
 import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 import { memoForNonce, USDC_SOLANA_MINT, USDC_SUI_COIN_TYPE } from '@tollgate/protocol';
 import type { ChainId } from '../chains/chain.ts';
+import { hmacSha256Base64url } from '../crypto/hmac.ts';
 import type { DerivedKey } from '../crypto/keys.ts';
 
 export interface QuotedSplit {
@@ -68,39 +69,104 @@ export type TokenCheck =
 
 const MAX_TOKEN_LENGTH = 2048;
 
+/**
+ * What one quote fixes in a token, made once per quote: the JSON before and after the
+ * per-402 fields (nonce, request hash, times), already in base64url where it can be.
+ * Base64 encodes 3 bytes at a time, so `b64(x ‖ y) = b64(x) ‖ b64(y)` when x's length is a
+ * multiple of 3: the head's whole 3-byte groups are encoded once, and the tail once for each
+ * of the 3 ways the bytes before it can end; a 402 encodes only its own ~140 bytes.
+ */
+interface SignTemplate {
+  scheme: RequirementClaims['scheme'];
+  subject: string;
+  price: bigint;
+  fee: bigint;
+  v2: boolean;
+  /** base64url of the head `{"s":…,"u":…,"n":` up to its last whole 3-byte group. */
+  headB64: string;
+  /** The head's bytes after that (0-2). */
+  headRest: Buffer;
+  /** The tail `,"p":…,"f":…[,"x":1],"o":[…]}`. */
+  tail: Buffer;
+  /** tailB64[k]: base64url of the tail without its first k bytes (k < 3). */
+  tailB64: [string, string, string];
+}
+
+function signTemplate(c: RequirementClaims, options: string): SignTemplate {
+  const head = Buffer.from(`{"s":${JSON.stringify(c.scheme)},"u":${JSON.stringify(c.subject)},"n":`);
+  const whole = head.length - (head.length % 3);
+  const tail = Buffer.from(`,"p":"${c.price}","f":"${c.fee}"${c.v2 ? ',"x":1' : ''},"o":${options}}`);
+  return {
+    scheme: c.scheme,
+    subject: c.subject,
+    price: c.price,
+    fee: c.fee,
+    v2: c.v2 === true,
+    headB64: head.toString('base64url', 0, whole),
+    headRest: head.subarray(whole),
+    tail,
+    tailB64: [tail.toString('base64url'), tail.toString('base64url', 1), tail.toString('base64url', 2)],
+  };
+}
+
+const fits = (t: SignTemplate, c: RequirementClaims) =>
+  t.scheme === c.scheme &&
+  t.subject === c.subject &&
+  t.price === c.price &&
+  t.fee === c.fee &&
+  t.v2 === (c.v2 === true);
+
+function optionsJsonOf(c: RequirementClaims): string {
+  return JSON.stringify(
+    c.options.map((o) => ({
+      c: o.chain,
+      w: o.network,
+      ...(o.assetId === DEFAULT_ASSET[o.chain] ? {} : { a: o.assetId }),
+      s: o.splits.map((s) => [s.recipientType === 'provider' ? 0 : 1, s.payTo, s.amount.toString()]),
+    })),
+  );
+}
+
 export function createRequirementTokens(ring: DerivedKey[]) {
   const current = ring[0];
   if (!current) throw new Error('requirement tokens need a key');
   // KeyObjects once: createHmac re-validates a raw Buffer key on every call (~15% of a 402).
   const keys = new Map<string, KeyObject>(ring.map((k) => [k.kid, createSecretKey(k.key)]));
-  const optionsJson = new WeakMap<object, string>();
+  // Signing (every 402) uses the one-shot HMAC with the current key's pads made once; same bytes.
+  const signMac = hmacSha256Base64url(current.key);
+  const prefix = `r1.${current.kid}.`;
+  const templates = new WeakMap<object, SignTemplate>();
+  const scratch = Buffer.alloc(1024);
   const mac = (kid: string, signed: string) => createHmac('sha256', keys.get(kid)!).update(signed).digest();
 
   return {
     /**
-     * Signs claims. `optionsKey` (the quote's options array) lets the JSON of the
-     * options, identical for every 402 of one quote, be built once.
+     * Signs claims. `optionsKey` (the quote's options array: it must stand for options equal
+     * to `c.options` but for the memos) lets the parts of the token that are identical for
+     * every 402 of one quote be built once.
      */
     sign(c: RequirementClaims, optionsKey?: object): string {
-      let options = optionsKey ? optionsJson.get(optionsKey) : undefined;
-      if (options === undefined) {
-        options = JSON.stringify(
-          c.options.map((o) => ({
-            c: o.chain,
-            w: o.network,
-            ...(o.assetId === DEFAULT_ASSET[o.chain] ? {} : { a: o.assetId }),
-            s: o.splits.map((s) => [s.recipientType === 'provider' ? 0 : 1, s.payTo, s.amount.toString()]),
-          })),
-        );
-        if (optionsKey) optionsJson.set(optionsKey, options);
+      let t = optionsKey ? templates.get(optionsKey) : undefined;
+      if (t === undefined || !fits(t, c)) {
+        t = signTemplate(c, optionsJsonOf(c));
+        if (optionsKey) templates.set(optionsKey, t);
       }
       // Same fields and order as Wire; JSON.stringify of each scalar keeps it valid JSON.
-      const json =
-        `{"s":${JSON.stringify(c.scheme)},"u":${JSON.stringify(c.subject)},"n":${JSON.stringify(c.nonce)}` +
-        `,"h":${JSON.stringify(c.requestHash)}` +
-        `,"i":${c.issuedAtMs},"e":${c.expiresAtMs},"p":"${c.price}","f":"${c.fee}"${c.v2 ? ',"x":1' : ''},"o":${options}}`;
-      const signed = `r1.${current.kid}.${Buffer.from(json).toString('base64url')}`;
-      return `${signed}.${mac(current.kid, signed).toString('base64url')}`;
+      const mid = `${JSON.stringify(c.nonce)},"h":${JSON.stringify(c.requestHash)},"i":${c.issuedAtMs},"e":${c.expiresAtMs}`;
+      let payload: string;
+      // A UTF-8 character is at most 3 bytes per UTF-16 code unit; 2 + 2 for the head's and tail's bytes.
+      if (mid.length * 3 + 4 <= scratch.length) {
+        let n = t.headRest.copy(scratch, 0);
+        n += scratch.write(mid, n, 'utf8');
+        const k = (3 - (n % 3)) % 3; // the tail is never shorter than 3 bytes
+        n += t.tail.copy(scratch, n, 0, k);
+        payload = `${t.headB64}${scratch.toString('base64url', 0, n)}${t.tailB64[k as 0 | 1 | 2]}`;
+      } else {
+        payload = Buffer.concat([t.headRest, Buffer.from(mid), t.tail]).toString('base64url');
+        payload = `${t.headB64}${payload}`;
+      }
+      const signed = `${prefix}${payload}`;
+      return `${signed}.${signMac(signed)}`;
     },
 
     verify(token: string): TokenCheck {

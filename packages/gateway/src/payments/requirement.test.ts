@@ -1,7 +1,8 @@
 import { USDC_SOLANA_MINT } from '@tollgate/protocol';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { keyRing } from '../crypto/keys.ts';
-import { issueRequirement, type Quote, requirementJson } from './requirement.ts';
+import { isoTime, issueRequirement, type Quote, requestHashFor, requirementJson } from './requirement.ts';
 import { createRequirementTokens } from './requirement-token.ts';
 
 const tokens = createRequirementTokens(keyRing('a'.repeat(40), null, 'requirement-token/v1'));
@@ -59,5 +60,51 @@ describe('the 402 body', () => {
     const copy = { ...body, reason: 'payment_expired' };
     expect(requirementJson(copy, 'req_1')).toBeNull();
     expect(Object.keys(copy)).not.toContain('requirementJsonHead');
+  });
+});
+
+describe('issuing', () => {
+  it('binds the request hash a retry recomputes (requestHashFor), for every quote shape and request', () => {
+    const { cost: _none, ...withoutCost } = quote();
+    const requests = [
+      facts,
+      { method: 'post', pathWithQuery: '/p/demo/x?a="b"&c=\u00e9', bodySha256: 'AB'.repeat(32) },
+      {
+        method: 'DELETE',
+        pathWithQuery: '/p/demo',
+        bodySha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+      },
+    ];
+    for (const q of [
+      quote(),
+      withoutCost,
+      quote({ v2: true }),
+      quote({ options: [] }),
+      quote({ scheme: 'exact' }),
+    ]) {
+      for (const req of requests) {
+        const { body, claims } = issueRequirement(tokens, q, req, 1_795_000_000_123, 300);
+        expect(claims.requestHash).toBe(requestHashFor(claims, req));
+        expect(body.requestHash).toBe(claims.requestHash);
+        expect(tokens.verify(body.paymentRequirementId)).toEqual({ ok: true, claims });
+      }
+    }
+  });
+
+  it('writes the expiry as toISOString does', () => {
+    const ms = fc.oneof(
+      fc.integer({ min: -62_000_000_000_000, max: 253_402_300_799_999 }),
+      fc.integer({ min: 1_795_000_000_000, max: 1_795_000_010_000 }),
+      fc.double({ min: 0, max: 2e12, noNaN: true }),
+    );
+    fc.assert(
+      fc.property(fc.array(ms, { minLength: 1, maxLength: 5 }), (list) => {
+        for (const m of list) expect(isoTime(m)).toBe(new Date(m).toISOString());
+      }),
+      { numRuns: 500 },
+    );
+    expect(isoTime(1_795_000_000_005)).toBe(new Date(1_795_000_000_005).toISOString());
+    expect(isoTime(1_795_000_000_050)).toBe(new Date(1_795_000_000_050).toISOString());
+    expect(isoTime(-1)).toBe('1969-12-31T23:59:59.999Z');
   });
 });

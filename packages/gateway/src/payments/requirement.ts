@@ -2,7 +2,7 @@
  * Issuing a payment requirement (the 402 body). Writes nothing: everything the
  * retry needs travels in the signed paymentRequirementId.
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import {
   type AcceptOption,
   type Cost,
@@ -10,6 +10,7 @@ import {
   formatAmount,
   memoForNonce,
   type PaymentRequirement,
+  requestHasher,
   USDC_DECIMALS,
 } from '@tollgate/protocol';
 import type { QuotedOption, RequirementClaims, RequirementTokens } from './requirement-token.ts';
@@ -58,7 +59,19 @@ export function toAcceptOption(o: QuotedOption): AcceptOption {
   };
 }
 
-/** The request hash for a request under a set of claims (issue time and retry use the same function). */
+/** Quoted options are already in the hash's shape (asset is always "USDC" on the wire). */
+const hashAccept = (o: Omit<QuotedOption, 'memo'>) => ({
+  chain: o.chain,
+  network: o.network,
+  asset: 'USDC',
+  splits: o.splits,
+});
+
+/**
+ * The request hash for a request under a set of claims: what a retry is checked against.
+ * issueRequirement computes the same hash through its quote's requestHasher (the quote's
+ * fields written once); requirement.test.ts checks that the two agree.
+ */
 export function requestHashFor(
   claims: Omit<RequirementClaims, 'requestHash'>,
   req: RequestFacts,
@@ -71,13 +84,7 @@ export function requestHashFor(
     bodySha256: req.bodySha256,
     price: claims.price,
     fee: claims.fee,
-    // Quoted options are already in the hash's shape (asset is always "USDC" on the wire).
-    accepts: claims.options.map((o) => ({
-      chain: o.chain,
-      network: o.network,
-      asset: 'USDC',
-      splits: o.splits,
-    })),
+    accepts: claims.options.map(hashAccept),
     nonce: claims.nonce,
     expiresAt: expiresAt ?? new Date(claims.expiresAtMs).toISOString(),
   });
@@ -97,18 +104,39 @@ function acceptsOf(quote: Quote, memo: string): AcceptOption[] {
   return base.map((a) => ({ ...a, memo }));
 }
 
-/** 128-bit nonces from a pooled buffer: one getrandom call per 256 requirements. */
+/**
+ * 128-bit nonces from a pooled buffer: one getrandom call per 256 requirements, refilled in
+ * place (each nonce is copied out as a string, so nothing keeps a view of the pool).
+ */
 const POOL = 16 * 256;
-let pool = Buffer.alloc(0);
+const pool = Buffer.alloc(POOL);
 let poolAt = POOL;
 function newNonce(): string {
   if (poolAt >= POOL) {
-    pool = randomBytes(POOL);
+    randomFillSync(pool);
     poolAt = 0;
   }
   const nonce = pool.toString('base64url', poolAt, poolAt + 16);
   poolAt += 16;
   return nonce;
+}
+
+/**
+ * `new Date(ms).toISOString()`, with the part up to the seconds made once per second (the
+ * 402's expiry; requirement.test.ts compares the two).
+ */
+let isoSecond = Number.NaN;
+let isoSecondPrefix = '';
+export function isoTime(ms: number): string {
+  if (!Number.isInteger(ms)) return new Date(ms).toISOString();
+  const milli = ((ms % 1000) + 1000) % 1000;
+  const second = ms - milli;
+  if (second !== isoSecond) {
+    const iso = new Date(second).toISOString();
+    isoSecondPrefix = iso.slice(0, -4);
+    isoSecond = second;
+  }
+  return `${isoSecondPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
 }
 
 export function issueRequirement(
@@ -118,21 +146,31 @@ export function issueRequirement(
   nowMs: number,
   ttlSec: number,
 ): { body: PaymentRequirement; claims: RequirementClaims } {
+  const t = templateOf(quote);
   const nonce = newNonce();
   const memo = memoForNonce(nonce);
-  const unbound = {
+  const expiresAtMs = nowMs + ttlSec * 1000;
+  const expiresAt = isoTime(expiresAtMs);
+  // The same hash as requestHashFor(claims, req) (the retry's), with the quote's part written once.
+  const requestHash = t.requestHash({
+    method: req.method,
+    path: req.pathWithQuery,
+    bodySha256: req.bodySha256,
+    nonce,
+    expiresAt,
+  });
+  const claims: RequirementClaims = {
     scheme: quote.scheme,
     subject: quote.subject,
     nonce,
     issuedAtMs: nowMs,
-    expiresAtMs: nowMs + ttlSec * 1000,
+    expiresAtMs,
     price: quote.price,
     fee: quote.fee,
     options: quote.options.map((o) => ({ ...o, memo })),
     ...(quote.v2 ? { v2: true } : {}),
+    requestHash,
   };
-  const expiresAt = new Date(unbound.expiresAtMs).toISOString();
-  const claims: RequirementClaims = { ...unbound, requestHash: requestHashFor(unbound, req, expiresAt) };
   const paymentRequirementId = tokens.sign(claims, quote.options);
   const body: PaymentRequirement = {
     error: 'payment_required',
@@ -142,19 +180,22 @@ export function issueRequirement(
     description: quote.description,
     expiresAt,
     nonce,
-    requestHash: claims.requestHash,
+    requestHash,
     paymentRequirementId,
     accepts: acceptsOf(quote, memo),
     ...(quote.cost ? { cost: quote.cost } : {}),
   };
   // The body's JSON, spliced from the quote's fixed parts, without the closing brace (the
   // response adds requestId). Not enumerable: a copy (a 402 with a reason) does not carry it.
-  const t = templateOf(quote);
+  // The values put in need no JSON escaping, so they are quoted as they are: the nonce is
+  // base64url, the memo `tollgate:v1:` and the nonce, the request hash hex, the expiry ISO
+  // 8601, the token `r1.<hex kid>.<base64url>.<base64url>` (requirement.test.ts checks the
+  // whole body against JSON.stringify).
   let accepts = '';
-  for (let i = 0; i < t.options.length; i++) accepts += `${i ? ',' : ''}${t.options[i]}${str(memo)}}`;
+  for (let i = 0; i < t.options.length; i++) accepts += `${i ? ',' : ''}${t.options[i]}"${memo}"}`;
   const head =
-    `${t.head}${str(expiresAt)},"nonce":${str(nonce)},"requestHash":${str(claims.requestHash)}` +
-    `,"paymentRequirementId":${str(paymentRequirementId)},"accepts":[${accepts}]${t.tail}`;
+    `${t.head}"${expiresAt}","nonce":"${nonce}","requestHash":"${requestHash}"` +
+    `,"paymentRequirementId":"${paymentRequirementId}","accepts":[${accepts}]${t.tail}`;
   Object.defineProperty(body, JSON_HEAD, { value: head, enumerable: false });
   return { body, claims };
 }
@@ -180,6 +221,8 @@ interface Template {
   options: string[];
   /** `,"cost":{...}` or ''. */
   tail: string;
+  /** The quote's request hash function (the quote's fields written once). */
+  requestHash: ReturnType<typeof requestHasher>;
 }
 const templates = new WeakMap<Quote, Template>();
 function templateOf(quote: Quote): Template {
@@ -201,6 +244,12 @@ function templateOf(quote: Quote): Template {
       head: `${head.slice(0, -1)},"expiresAt":`,
       options,
       tail: quote.cost ? `,"cost":${str(quote.cost)}` : '',
+      requestHash: requestHasher({
+        scheme: quote.scheme,
+        price: quote.price,
+        fee: quote.fee,
+        accepts: quote.options.map(hashAccept),
+      }),
     };
     templates.set(quote, t);
   }
