@@ -211,22 +211,18 @@ export async function pruneStore(
   return { responses, signIns };
 }
 
-/** Every API origin with its enabled endpoints, for active health checks. */
+/** Every API origin with its enabled endpoints, for active health checks (one query). */
 async function probeTargets(store: Store): Promise<ProbeTarget[]> {
-  const targets: ProbeTarget[] = [];
-  for (const project of await store.projects.listAll()) {
-    const [apis, endpoints] = await Promise.all([
-      store.apis.list(project.id),
-      store.endpoints.list(project.id),
-    ]);
-    for (const api of apis) {
-      const eps = endpoints
-        .filter((e) => e.apiId === api.id && e.enabled)
-        .map((e) => ({ id: e.id, project: project.slug }));
-      if (eps.length) targets.push({ apiId: api.id, baseUrl: api.baseUrl, endpoints: eps });
+  const byApi = new Map<string, ProbeTarget>();
+  for (const row of await store.endpoints.listEnabledOrigins()) {
+    let target = byApi.get(row.apiId);
+    if (!target) {
+      target = { apiId: row.apiId, baseUrl: row.baseUrl, endpoints: [] };
+      byApi.set(row.apiId, target);
     }
+    target.endpoints.push({ id: row.endpointId, project: row.projectSlug });
   }
-  return targets;
+  return [...byApi.values()];
 }
 
 export async function createVerifiers(

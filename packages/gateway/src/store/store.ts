@@ -132,8 +132,21 @@ export interface EndpointRepo {
   /** The hot-path lookup for /p/:slug/*: exact method and path. */
   find(projectId: string, method: string, path: string): Promise<Endpoint | null>;
   list(projectId: string): Promise<Endpoint[]>;
+  /**
+   * Every enabled endpoint of every project with its API's origin, in one query (the
+   * active health check's round: one query however large the catalogue), by API then id.
+   */
+  listEnabledOrigins(): Promise<EnabledEndpointOrigin[]>;
   update(projectId: string, id: string, patch: EndpointPatch): Promise<Endpoint | null>;
   delete(projectId: string, id: string): Promise<boolean>;
+}
+
+/** An enabled endpoint and where its API forwards to. */
+export interface EnabledEndpointOrigin {
+  endpointId: string;
+  projectSlug: string;
+  apiId: string;
+  baseUrl: string;
 }
 
 export interface RailRepo {

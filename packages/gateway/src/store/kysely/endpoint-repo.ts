@@ -102,6 +102,21 @@ export function endpointRepo(backend: Backend): EndpointRepo {
       return rows.map(toEndpoint);
     },
 
+    async listEnabledOrigins() {
+      const rows = await db
+        .selectFrom('endpoints as e')
+        .innerJoin('apis as a', (j) =>
+          j.onRef('a.id', '=', 'e.api_id').onRef('a.project_id', '=', 'e.project_id'),
+        )
+        .innerJoin('projects as p', 'p.id', 'e.project_id')
+        .select(['e.id as endpointId', 'p.slug as projectSlug', 'a.id as apiId', 'a.base_url as baseUrl'])
+        .where('e.enabled', '=', true)
+        .orderBy('a.id')
+        .orderBy('e.id')
+        .execute();
+      return rows;
+    },
+
     async update(projectId, id, patch: EndpointPatch) {
       const r = await translateUnique(
         backend,

@@ -144,6 +144,32 @@ export function catalogContract(get: () => Store): void {
   });
 
   describe('endpoints', () => {
+    it('lists every enabled endpoint of every project with its origin in one call, never a disabled one', async () => {
+      const s = get();
+      const p = await project(s, 'one');
+      const q = await project(s, 'two', { owner: bob });
+      const a1 = await api(s, p.id, 'first');
+      const a2 = await s.apis.update(p.id, (await api(s, p.id, 'second')).id, {
+        baseUrl: 'https://b.example/x',
+      });
+      const b1 = await api(s, q.id);
+      const e1 = await endpoint(s, { projectId: p.id, apiId: a1.id }, { path: 'a' });
+      const e2 = await endpoint(s, { projectId: p.id, apiId: a2!.id }, { path: 'b' });
+      await endpoint(s, { projectId: p.id, apiId: a2!.id }, { path: 'off', enabled: false });
+      const e3 = await endpoint(s, { projectId: q.id, apiId: b1.id }, { path: 'c' });
+      const got = await s.endpoints.listEnabledOrigins();
+      const want = [
+        { endpointId: e1.id, projectSlug: 'one', apiId: a1.id, baseUrl: 'https://origin.example/api' },
+        { endpointId: e2.id, projectSlug: 'one', apiId: a2!.id, baseUrl: 'https://b.example/x' },
+        { endpointId: e3.id, projectSlug: 'two', apiId: b1.id, baseUrl: 'https://origin.example/api' },
+      ];
+      expect([...got].sort((x, y) => x.endpointId.localeCompare(y.endpointId))).toEqual(
+        want.sort((x, y) => x.endpointId.localeCompare(y.endpointId)),
+      );
+      // Grouped by API: all of one API's endpoints are adjacent.
+      expect(got.map((r) => r.apiId)).toEqual([...got.map((r) => r.apiId)].sort());
+    });
+
     it('stores price as an exact bigint and the schemas as JSON', async () => {
       const s = get();
       const p = await project(s, 'p');
