@@ -212,7 +212,7 @@ export async function pruneStore(
 }
 
 /** Every API origin with its enabled endpoints, for active health checks (one query). */
-async function probeTargets(store: Store): Promise<ProbeTarget[]> {
+export async function probeTargets(store: Store): Promise<ProbeTarget[]> {
   const byApi = new Map<string, ProbeTarget>();
   for (const row of await store.endpoints.listEnabledOrigins()) {
     let target = byApi.get(row.apiId);
