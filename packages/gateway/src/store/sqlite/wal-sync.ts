@@ -8,6 +8,10 @@
  * libuv's thread pool. That is the same guarantee FULL gives (FULL syncs the WAL and
  * nothing else at commit), and concurrent commits share one sync.
  *
+ * Within this process no read runs on top of a commit that is not synced yet (dialect.ts).
+ * Another process on the same file (an operator command) can read a commit up to one sync
+ * before it is durable; only a power loss inside that window could take it back.
+ *
  * The WAL file is opened once, on the first sync, and kept: SQLite does not delete or
  * replace it while this process holds the database open, and a descriptor that stays open
  * is told of a failed write-back (one opened later might not be, on Linux).
