@@ -9,7 +9,7 @@
  * plus an RSS soak of the 402 and free routes. Prints a table and HOLDS/MISSES per
  * target; writes bench/results/latest.json. Cleans up every child on exit.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killAllNow, stopAll } from './lib/children.ts';
@@ -20,13 +20,13 @@ import { preparePayments } from './lib/payments.ts';
 import { startPostgres } from './lib/postgres.ts';
 import { rssBytes } from './lib/proc.ts';
 import { designTargets, formatTable, formatTargets, type ScenarioSummary, summarize } from './lib/report.ts';
+import { writeResults } from './lib/results.ts';
 import { type ProofSupply, runScenario, type ScenarioOptions, type Watched } from './lib/scenario.ts';
 import { type SoakResult, soak } from './lib/soak.ts';
 import { type Stack, startStack } from './lib/stack.ts';
 import { ensureTools } from './lib/tools.ts';
 import { writeWrkScript } from './lib/wrk.ts';
 
-const RESULTS = new URL('./results/', import.meta.url).pathname;
 const started = Date.now();
 const log = (line: string) =>
   console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${line}`);
@@ -156,31 +156,20 @@ async function main(opts: BenchOptions): Promise<void> {
     );
     console.log(formatTargets(targets));
 
-    mkdirSync(RESULTS, { recursive: true });
-    const out = join(RESULTS, 'latest.json');
-    writeFileSync(
-      out,
-      `${JSON.stringify(
-        {
-          startedAt: new Date(started).toISOString(),
-          durationS: (Date.now() - started) / 1000,
-          machine,
-          options: opts,
-          database: database === 'SQLite' ? 'SQLite (temp file)' : database,
-          challenge: stack.challenge,
-          facilitatorCalls: stack.facilitator.calls,
-          payments: { ...paid, used: supply.next - 1 },
-          scenarios: summaries,
-          rounds: raw,
-          soaks,
-          gatewayRssMB: rssMB,
-          targets,
-          profiles,
-        },
-        null,
-        2,
-      )}\n`,
-    );
+    const out = writeResults('latest.json', started, {
+      machine,
+      options: opts,
+      database: database === 'SQLite' ? 'SQLite (temp file)' : database,
+      challenge: stack.challenge,
+      facilitatorCalls: stack.facilitator.calls,
+      payments: { ...paid, used: supply.next - 1 },
+      scenarios: summaries,
+      rounds: raw,
+      soaks,
+      gatewayRssMB: rssMB,
+      targets,
+      profiles,
+    });
     log(`results written to ${out}`);
     if (profileDir && opts.keep)
       log(`profiles kept in ${profileDir} (${readdirSync(profileDir).length} files)`);

@@ -13,16 +13,18 @@
  * curves and writes bench/results/scaling.json. Every child process, temp dir and
  * PostgreSQL cluster is removed however the run ends.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { type BaseStack, startBase } from './lib/base-servers.ts';
 import { killAllNow, spawnPinned, stopAll } from './lib/children.ts';
 import { describeMachine, type Machine } from './lib/machine.ts';
 import { preparePayments } from './lib/payments.ts';
 import { startPostgres } from './lib/postgres.ts';
 import { cpuTimes } from './lib/proc.ts';
 import { formatTable, type ScenarioSummary, summarize } from './lib/report.ts';
+import { writeResults } from './lib/results.ts';
 import {
   type CatalogWork,
   endpointCount,
@@ -33,19 +35,16 @@ import {
 import { type Part, parseScalingOptions, type ScalingOptions } from './lib/scaling-options.ts';
 import { type GroupSummary, runGroups } from './lib/scaling-processes.ts';
 import {
-  type BaseStack,
   expectStatus,
   type GatewayProcess,
   newIdentity,
   startBare402,
-  startBase,
   startGateway,
 } from './lib/scaling-stack.ts';
 import { type Config, type ProofSupply, runScenario, type ScenarioOptions } from './lib/scenario.ts';
 import { ensureTools } from './lib/tools.ts';
 import { writeWrkScript } from './lib/wrk.ts';
 
-const RESULTS = new URL('./results/', import.meta.url).pathname;
 const SERVER_CPU = '0';
 const LOAD_CPU = '1';
 const started = Date.now();
@@ -70,8 +69,20 @@ interface Ctx {
 }
 
 async function baseOf(ctx: Ctx): Promise<BaseStack> {
-  ctx.base ??= await startBase({ serverCpu: SERVER_CPU, chainCpu: LOAD_CPU });
+  ctx.base ??= await startBase({ chainCpu: LOAD_CPU, upstreamCpu: SERVER_CPU, floorCpu: SERVER_CPU });
   return ctx.base;
+}
+
+/** The minimal forwarder's price-0 forward (key "floor"), the reference beside a gateway's. */
+function floorConfig(base: BaseStack): Config {
+  return {
+    key: 'floor',
+    label: 'minimal forwarder',
+    url: `${base.floorBase}/free`,
+    server: { name: 'undici-forward', pid: base.floor.pid },
+    others: [{ name: 'upstream', pid: base.upstream.pid }],
+    expect: 'ok',
+  };
 }
 
 /** The gateway with the normal bench catalogue (SQLite in a temp file). */
@@ -189,14 +200,7 @@ async function endpointsPart(ctx: Ctx): Promise<{
       others: [up],
       expect: 'ok',
     },
-    {
-      key: 'floor',
-      label: 'minimal forwarder',
-      url: `${base.floorBase}/free`,
-      server: { name: 'undici-forward', pid: base.floor.pid },
-      others: [up],
-      expect: 'ok',
-    },
+    floorConfig(base),
   ];
   const scenarios: ScenarioSummary[] = [];
   for (const [key, title, configs, baselines] of [
@@ -305,14 +309,7 @@ async function concurrencyPart(ctx: Ctx): Promise<{ connections: number; summary
       others: [up],
       expect: 'ok',
     },
-    {
-      key: 'floor',
-      label: 'minimal forwarder',
-      url: `${base.floorBase}/free`,
-      server: { name: 'undici-forward', pid: base.floor.pid },
-      others: [up],
-      expect: 'ok',
-    },
+    floorConfig(base),
   ];
   const out: { connections: number; summary: ScenarioSummary }[] = [];
   for (const c of ctx.opts.levels) {
@@ -337,24 +334,18 @@ async function processesPart(ctx: Ctx): Promise<{ payments: number; groups: Grou
   const monitor = new pg.Client({ connectionString: cluster.url, application_name: 'bench-monitor' });
   try {
     const identity = newIdentity();
-    const one = await startGateway({
-      name: 'gateway-pg-1',
-      cpu: SERVER_CPU,
-      dir: ctx.dir,
-      databaseUrl: cluster.url,
-      identity,
-      stack: base,
-      logLevel: ctx.opts.logLevel,
-    });
-    const two = await startGateway({
-      name: 'gateway-pg-2',
-      cpu: SERVER_CPU,
-      dir: ctx.dir,
-      databaseUrl: cluster.url,
-      identity,
-      stack: base,
-      logLevel: ctx.opts.logLevel,
-    });
+    const pgGateway = (name: string) =>
+      startGateway({
+        name,
+        cpu: SERVER_CPU,
+        dir: ctx.dir,
+        databaseUrl: cluster.url,
+        identity,
+        stack: base,
+        logLevel: ctx.opts.logLevel,
+      });
+    const one = await pgGateway('gateway-pg-1');
+    const two = await pgGateway('gateway-pg-2');
     await monitor.connect();
     log(`preparing up to ${ctx.opts.payments} real payments (budget ${ctx.opts.paymentBudgetS} s)`);
     const all = join(ctx.dir, 'proofs.txt');
@@ -557,22 +548,11 @@ async function main(opts: ScalingOptions): Promise<void> {
       `\nServers pinned to CPU ${SERVER_CPU}, wrk -t1 and the sandbox chains on CPU ${LOAD_CPU}; ${opts.rounds} rounds of ${opts.roundS} s ` +
         `(paid ${opts.paidRoundS} s) after a ${opts.warmupS} s warm-up per configuration; medians.`,
     );
-    mkdirSync(RESULTS, { recursive: true });
-    const out = join(RESULTS, 'scaling.json');
-    writeFileSync(
-      out,
-      `${JSON.stringify(
-        {
-          startedAt: new Date(started).toISOString(),
-          durationS: (Date.now() - started) / 1000,
-          machine,
-          options: opts,
-          results,
-        },
-        null,
-        2,
-      )}\n`,
-    );
+    const out = writeResults('scaling.json', started, {
+      machine,
+      options: opts,
+      results,
+    });
     log(`results written to ${out}`);
   } finally {
     await stopAll();

@@ -43,6 +43,28 @@ const HELP = `npm run bench -- [options]
   --only LIST             run only these scenarios, e.g. --only 402,free (402, free, big, paid)
   --keep                  keep the temp directory (configs, logs, proofs)`;
 
+/**
+ * `num(value, default, min)` for a command line's numeric options: the default when the
+ * option is absent, else the number, which must be finite and ≥ min (an error carrying
+ * `help` otherwise). Shared by `npm run bench` and `npm run bench:scaling`.
+ */
+export function numberOption(help: string): (v: string | undefined, d: number, min: number) => number {
+  return (v, d, min) => {
+    if (v === undefined) return d;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < min)
+      throw new Error(`bad option value ${v} (expected a number ≥ ${min})\n${help}`);
+    return n;
+  };
+}
+
+/** With --help: prints `help` and exits. */
+export function exitOnHelp(wanted: boolean | undefined, help: string): void {
+  if (!wanted) return;
+  console.log(help);
+  process.exit(0);
+}
+
 export function parseOptions(argv: string[]): BenchOptions {
   const { values } = parseArgs({
     args: argv,
@@ -65,18 +87,9 @@ export function parseOptions(argv: string[]): BenchOptions {
       help: { type: 'boolean', default: false },
     },
   });
-  if (values.help) {
-    console.log(HELP);
-    process.exit(0);
-  }
+  exitOnHelp(values.help, HELP);
   const quick = values.quick === true;
-  const num = (v: string | undefined, d: number, min: number) => {
-    if (v === undefined) return d;
-    const n = Number(v);
-    if (!Number.isFinite(n) || n < min)
-      throw new Error(`bad option value ${v} (expected a number ≥ ${min})\n${HELP}`);
-    return n;
-  };
+  const num = numberOption(HELP);
   return {
     rounds: num(values.rounds, 3, 1),
     roundS: num(values['round-seconds'], quick ? 2 : 4, 2),

@@ -1,5 +1,6 @@
 /** Settings of `npm run bench:scaling` from the command line. */
 import { parseArgs } from 'node:util';
+import { exitOnHelp, numberOption } from './options.ts';
 
 export const PARTS = ['endpoints', 'rows', 'concurrency', 'processes'] as const;
 export type Part = (typeof PARTS)[number];
@@ -58,18 +59,9 @@ export function parseScalingOptions(argv: string[]): ScalingOptions {
       help: { type: 'boolean', default: false },
     },
   });
-  if (values.help) {
-    console.log(HELP);
-    process.exit(0);
-  }
+  exitOnHelp(values.help, HELP);
   const quick = values.quick === true;
-  const num = (v: string | undefined, d: number, min: number) => {
-    if (v === undefined) return d;
-    const n = Number(v);
-    if (!Number.isFinite(n) || n < min)
-      throw new Error(`bad option value ${v} (expected a number ≥ ${min})\n${HELP}`);
-    return n;
-  };
+  const num = numberOption(HELP);
   const only = (values.only ?? '').split(',').filter(Boolean);
   for (const p of only)
     if (!(PARTS as readonly string[]).includes(p)) throw new Error(`unknown part ${p}\n${HELP}`);

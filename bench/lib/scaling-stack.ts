@@ -1,20 +1,17 @@
 /**
  * The processes `npm run bench:scaling` needs, each pinned like the main bench's
- * (bench/lib/stack.ts): the sandbox chains, the reference upstream, the minimal
- * forwarder, the bare 402 server, and any number of real gateways (bench/servers/gateway.ts)
+ * (bench/lib/stack.ts): the sandbox chains, the reference upstream and the minimal
+ * forwarder (started by bench/lib/base-servers.ts, shared with the main bench), the bare 402 server, and any number of real gateways (bench/servers/gateway.ts)
  * on the database each is given. Gateways started from one `GatewayIdentity` share the
  * secret and the platform and provider addresses, as processes of one deployment do, so a
  * proof made against one is accepted by every other.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { newSolanaKey, newSuiKey } from '@tollgate/client';
+import { type BaseStack, node, server, spawnBare402, stableHeaders } from './base-servers.ts';
 import { type Child, spawnPinned } from './children.ts';
-
-const SERVERS = new URL('../servers/', import.meta.url).pathname;
-const node = process.execPath;
-const server = (name: string) => join(SERVERS, name);
 
 export interface GatewayIdentity {
   secret: string;
@@ -31,51 +28,6 @@ export function newIdentity(): GatewayIdentity {
     platformSui: newSuiKey().address,
     providerSolana: newSolanaKey().address,
     providerSui: newSuiKey().address,
-  };
-}
-
-export interface BaseStack {
-  chains: Child;
-  upstream: Child;
-  floor: Child;
-  solanaRpcUrl: string;
-  suiRpcUrl: string;
-  faucetUrl: string;
-  upstreamBase: string;
-  floorBase: string;
-}
-
-/** Chains (on `chainCpu`), the upstream and the minimal forwarder (on `serverCpu`). */
-export async function startBase(o: { serverCpu: string; chainCpu: string }): Promise<BaseStack> {
-  const chains = await spawnPinned({
-    name: 'chains',
-    cpu: o.chainCpu,
-    command: node,
-    args: [server('chains.ts')],
-  });
-  const upstream = await spawnPinned({
-    name: 'upstream',
-    cpu: o.serverCpu,
-    command: node,
-    args: [server('upstream.ts')],
-  });
-  const upstreamBase = `http://127.0.0.1:${upstream.info['port']}`;
-  const floor = await spawnPinned({
-    name: 'undici-forward',
-    cpu: o.serverCpu,
-    command: node,
-    args: [server('undici-forward.ts')],
-    env: { BENCH_UPSTREAM_URL: upstreamBase },
-  });
-  return {
-    chains,
-    upstream,
-    floor,
-    solanaRpcUrl: String(chains.info['solanaUrl']),
-    suiRpcUrl: String(chains.info['suiUrl']),
-    faucetUrl: String(chains.info['controlUrl']),
-    upstreamBase,
-    floorBase: `http://127.0.0.1:${floor.info['port']}`,
   };
 }
 
@@ -134,23 +86,7 @@ export async function startBare402(o: {
 }): Promise<{ child: Child; url: string }> {
   const res = await fetch(`${o.gatewayBase}/paid`);
   const body = Buffer.from(await res.arrayBuffer());
-  const skip = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
-  const headers: Record<string, string> = {};
-  res.headers.forEach((v, k) => {
-    if (!skip.has(k)) headers[k] = v;
-  });
-  writeFileSync(join(o.dir, '402-body.json'), body);
-  writeFileSync(join(o.dir, '402-headers.json'), JSON.stringify(headers));
-  const bare = await spawnPinned({
-    name: 'bare-402',
-    cpu: o.cpu,
-    command: node,
-    args: [server('bare-402.ts')],
-    env: {
-      BENCH_402_BODY_FILE: join(o.dir, '402-body.json'),
-      BENCH_402_HEADERS_FILE: join(o.dir, '402-headers.json'),
-    },
-  });
+  const bare = await spawnBare402({ cpu: o.cpu, dir: o.dir, body, headers: stableHeaders(res) });
   const url = `http://127.0.0.1:${bare.info['port']}/p/bench/paid`;
   await expectStatus(url, 402, 'bare 402');
   return { child: bare, url };

@@ -6,15 +6,14 @@
  * answers what its scenario expects before anything is timed.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newSolanaKey, newSuiKey } from '@tollgate/client';
+import { node, server, spawnBare402, stableHeaders, startBase } from './base-servers.ts';
 import { type Child, spawnPinned } from './children.ts';
 import { type FacilitatorStub, startFacilitatorStub } from './facilitator-stub.ts';
 import { freePort } from './net.ts';
 import { startNginx } from './nginx.ts';
 
-const SERVERS = new URL('../servers/', import.meta.url).pathname;
 const SOLANA_MAINNET = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
 
 export interface StackOptions {
@@ -52,19 +51,6 @@ export interface Stack {
   challenge: { bytes: number; headerBytes: number; accepts: number };
 }
 
-const node = process.execPath;
-const server = (name: string) => join(SERVERS, name);
-
-/** Header set of a response without the per-connection ones (date, keep-alive, length). */
-function stableHeaders(res: Response): Record<string, string> {
-  const skip = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
-  const out: Record<string, string> = {};
-  res.headers.forEach((v, k) => {
-    if (!skip.has(k)) out[k] = v;
-  });
-  return out;
-}
-
 async function expectResponse(
   url: string,
   status: number,
@@ -91,19 +77,11 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   o.log(
     `starting servers (gateway, baselines and upstream on CPU ${o.serverCpu}/${o.upstreamCpu}, chains on CPU ${o.chainCpu})`,
   );
-  const chains = await spawnPinned({
-    name: 'chains',
-    cpu: o.chainCpu,
-    command: node,
-    args: [server('chains.ts')],
+  const { chains, upstream, floor, upstreamBase, floorBase, ...base } = await startBase({
+    chainCpu: o.chainCpu,
+    upstreamCpu: o.upstreamCpu,
+    floorCpu: o.serverCpu,
   });
-  const upstream = await spawnPinned({
-    name: 'upstream',
-    cpu: o.upstreamCpu,
-    command: node,
-    args: [server('upstream.ts')],
-  });
-  const upstreamBase = `http://127.0.0.1:${upstream.info['port']}`;
 
   const gateway = await spawnPinned({
     name: 'gateway',
@@ -116,8 +94,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       TOLLGATE_SECRET: randomBytes(32).toString('hex'),
       TOLLGATE_DATA_DIR: o.dir,
       DATABASE_URL: o.databaseUrl,
-      SOLANA_RPC_URL: String(chains.info['solanaUrl']),
-      SUI_RPC_URL: String(chains.info['suiUrl']),
+      SOLANA_RPC_URL: base.solanaRpcUrl,
+      SUI_RPC_URL: base.suiRpcUrl,
       PLATFORM_SOLANA_ADDRESS: newSolanaKey().address,
       PLATFORM_SUI_ADDRESS: newSuiKey().address,
       // Free routes need price 0 and fee 0; the paid route keeps the default 1 % fee.
@@ -139,18 +117,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   const body = Buffer.from(await first.arrayBuffer());
   const headers = stableHeaders(first);
   const requirement = JSON.parse(body.toString()) as { accepts?: unknown[] };
-  writeFileSync(join(o.dir, '402-body.json'), body);
-  writeFileSync(join(o.dir, '402-headers.json'), JSON.stringify(headers));
-  const bare402 = await spawnPinned({
-    name: 'bare-402',
-    cpu: o.serverCpu,
-    command: node,
-    args: [server('bare-402.ts')],
-    env: {
-      BENCH_402_BODY_FILE: join(o.dir, '402-body.json'),
-      BENCH_402_HEADERS_FILE: join(o.dir, '402-headers.json'),
-    },
-  });
+  const bare402 = await spawnBare402({ cpu: o.serverCpu, dir: o.dir, body, headers });
 
   const feePayer = newSolanaKey().address;
   const facilitator = await startFacilitatorStub(SOLANA_MAINNET, feePayer);
@@ -171,14 +138,6 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     cpu: o.serverCpu,
   });
   const nginxBase = `http://127.0.0.1:${nginxPort}`;
-  const floor = await spawnPinned({
-    name: 'undici-forward',
-    cpu: o.serverCpu,
-    command: node,
-    args: [server('undici-forward.ts')],
-    env: { BENCH_UPSTREAM_URL: upstreamBase },
-  });
-  const floorBase = `http://127.0.0.1:${floor.info['port']}`;
 
   const stack: Stack = {
     chains,
@@ -189,8 +148,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     nginx,
     floor,
     facilitator,
-    solanaRpcUrl: String(chains.info['solanaUrl']),
-    faucetUrl: String(chains.info['controlUrl']),
+    solanaRpcUrl: base.solanaRpcUrl,
+    faucetUrl: base.faucetUrl,
     gatewayBase,
     upstreamBase,
     nginxBase,
