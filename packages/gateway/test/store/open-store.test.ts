@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore, sqliteLocation } from '../../src/store/open-store.ts';
 
@@ -28,6 +31,31 @@ describe('openStore', () => {
     expect(sqliteLocation('sqlite:./data/tollgate.db')).toBe('./data/tollgate.db');
     expect(sqliteLocation('sqlite:/var/lib/t.db')).toBe('/var/lib/t.db');
     expect(sqliteLocation('sqlite:///var/lib/t.db')).toBe('/var/lib/t.db');
+  });
+
+  it('writes durably through a symlinked SQLite path (SQLite keeps its WAL beside the real file)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-symlink-'));
+    try {
+      mkdirSync(join(dir, 'real'));
+      mkdirSync(join(dir, 'link'));
+      writeFileSync(join(dir, 'real', 't.db'), '', { mode: 0o600 });
+      symlinkSync(join(dir, 'real', 't.db'), join(dir, 'link', 't.db'));
+      const s = await openStore(`sqlite:${join(dir, 'link', 't.db')}`);
+      try {
+        const p = await s.projects.create({
+          slug: 'linked',
+          name: 'Linked',
+          description: '',
+          category: 'test',
+          owner: { chain: 'solana', address: 'So11111111111111111111111111111111111111112' },
+        });
+        expect(await s.projects.bySlug('linked')).toEqual(p);
+      } finally {
+        await s.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('opens an in-memory SQLite store with the sqlite kind', async () => {

@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, realpathSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Kysely, sql } from 'kysely';
@@ -63,7 +63,8 @@ export async function openSqliteStore(location: string, opts: { logger?: StoreLo
   const db = new Kysely<Database>({
     dialect: new NodeSqliteDialect({
       database,
-      ...(memory ? {} : { durability: walFileSync(`${resolve(location)}-wal`) }),
+      // SQLite keeps the WAL beside the real file when the path is a symlink.
+      ...(memory ? {} : { durability: walFileSync(`${realpathSync(location)}-wal`) }),
     }),
   });
   const backend = sqliteBackend(db);
