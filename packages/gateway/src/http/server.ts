@@ -116,7 +116,7 @@ export async function buildApp(
     closing: () => closing,
   });
   fast402s.set(app, fast);
-  putInFront(app, fast.handle);
+  putInFront(app, fast.handle, deps.log);
   return app;
 }
 
@@ -136,6 +136,7 @@ export function fast402Answered(app: FastifyInstance): number {
 function putInFront(
   app: FastifyInstance,
   first: (req: IncomingMessage, res: ServerResponse) => boolean,
+  log: Deps['log'],
 ): void {
   const server = app.server;
   const handlers = server.listeners('request');
@@ -145,6 +146,21 @@ function putInFront(
   }
   server.removeListener('request', fastify);
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (!first(req, res)) fastify(req, res);
+    let taken: boolean;
+    try {
+      taken = first(req, res);
+    } catch (err) {
+      // A throw here would end the process. Nothing was sent yet (the answer is written
+      // last), so the route serves the request as it would any other.
+      // The path only: a query may carry a caller's secret (the access line drops it too).
+      const path = (req.url ?? '').split('?', 1)[0];
+      log.error({ err, method: req.method, path }, 'fast 402 failed; the request goes to the route');
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      taken = false;
+    }
+    if (!taken) fastify(req, res);
   });
 }

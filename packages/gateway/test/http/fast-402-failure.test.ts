@@ -1,0 +1,38 @@
+/**
+ * The fast 402 runs in the server's own request listener, where a throw would end the
+ * process. If it fails before answering, the request goes to Fastify's route (which
+ * answers it as always) and the failure is logged; the gateway keeps serving.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { fast402Answered } from '../../src/http/server.ts';
+import { type Harness, startHarness } from '../support/gateway-harness.ts';
+
+let h: Harness;
+const lines: string[] = [];
+beforeAll(async () => {
+  h = await startHarness({ env: { LOG_LEVEL: 'error' }, logLines: lines });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+it('a fast 402 that throws hands the request to the route, logs it, and the gateway keeps serving', async () => {
+  const url = `${h.baseUrl}/p/${h.project.slug}/items?api_key=s3cret`;
+  expect((await fetch(url)).status).toBe(402); // the snapshot is now cached
+  const peek = h.deps.catalog.peek;
+  h.deps.catalog.peek = () => {
+    throw new Error('snapshot broken');
+  };
+  try {
+    const before = fast402Answered(h.app);
+    const res = await fetch(url);
+    expect(res.status).toBe(402);
+    expect(((await res.json()) as { error: string }).error).toBe('payment_required');
+    expect(fast402Answered(h.app)).toBe(before);
+  } finally {
+    h.deps.catalog.peek = peek;
+  }
+  expect(lines.some((l) => l.includes('"level":50') && l.includes('snapshot broken'))).toBe(true);
+  expect(lines.some((l) => l.includes('s3cret'))).toBe(false);
+  expect((await fetch(url)).status).toBe(402);
+});
