@@ -14,6 +14,7 @@ import {
   type ClientHeaders,
   filterResponseHeaders,
   type OriginAuth,
+  type ResponseHeaders,
 } from './forward-headers.ts';
 import { buildTarget, parseBase } from './forward-target.ts';
 import { createGuardedConnector } from './guarded-connect.ts';
@@ -60,6 +61,121 @@ export type ForwardResult =
   | { ok: true; status: number; headers: Record<string, string | string[]>; body: Readable }
   | { ok: false; error: UpstreamFailure; detail: string };
 
+/** Where a relayed answer goes (Forwarder.relay). */
+export interface RelaySink {
+  /** The upstream's status and headers (filtered as for `forward`). */
+  head(status: number, headers: ResponseHeaders): void;
+  /** A body chunk (its own bytes, safe to keep, as a stream's chunks are); false pauses until resume(). */
+  data(chunk: Buffer): boolean;
+  end(): void;
+  /** The exchange failed, before head or mid-body. */
+  fail(failure: { error: UpstreamFailure; detail: string }): void;
+}
+
+export interface Relay {
+  /** Continues after `sink.data` returned false. */
+  resume(): void;
+  /** The client went away: ends the exchange (sink.fail gets CLIENT_ABORTED_CODE unless it had ended). */
+  abort(): void;
+}
+
+const NO_RELAY: Relay = { resume() {}, abort() {} };
+
+interface Prepared {
+  ok: true;
+  origin: string;
+  path: string;
+  method: string;
+  headers: string[];
+  body: Buffer | null;
+}
+
+/**
+ * undici's handler (the dispatch API) for Forwarder.relay: one deadline over the whole
+ * exchange, the declared-length cap up front, filtered headers, backpressure through the
+ * controller, and exactly one end or fail for the sink.
+ */
+class RelayHandler implements Relay {
+  private controller: Dispatcher.DispatchController | null = null;
+  /** Why the exchange was ended before undici started it (applied in onRequestStart). */
+  private reason: Error | null = null;
+  private finished = false;
+  private readonly timer: NodeJS.Timeout;
+  private readonly sink: RelaySink;
+  private readonly head: boolean;
+  private readonly maxBytes: number;
+
+  constructor(sink: RelaySink, head: boolean, maxBytes: number, timeoutMs: number) {
+    this.sink = sink;
+    this.head = head;
+    this.maxBytes = maxBytes;
+    this.timer = setTimeout(relayDeadline, timeoutMs, this);
+  }
+
+  /** Ends the exchange with `err` (the deadline, the client leaving, a body too large). */
+  stop(err: Error): void {
+    if (this.finished) return;
+    if (this.controller) this.controller.abort(err);
+    else this.reason = err;
+  }
+
+  resume(): void {
+    this.controller?.resume();
+  }
+
+  abort(): void {
+    this.stop(new UpstreamError('upstream_error', CLIENT_ABORTED_CODE, 'client went away'));
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.reason) controller.abort(this.reason);
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
+    if (statusCode < 200 || this.finished) return;
+    // A HEAD answer declares the length of a body it never sends.
+    const declared = this.head ? undefined : headers['content-length'];
+    if (typeof declared === 'string' && Number(declared) > this.maxBytes) {
+      this.done({ error: 'upstream_error', detail: RESPONSE_TOO_LARGE_CODE });
+      controller.abort(new UpstreamError('upstream_error', RESPONSE_TOO_LARGE_CODE, 'response too large'));
+      return;
+    }
+    this.sink.head(statusCode, filterResponseHeaders(headers));
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.finished) return;
+    if (!this.sink.data(chunk)) controller.pause();
+  }
+
+  onResponseEnd(): void {
+    if (this.finished) return;
+    this.finished = true;
+    clearTimeout(this.timer);
+    this.sink.end();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, err: unknown): void {
+    this.done(classifyUpstreamError(err));
+  }
+
+  private done(failure: { error: UpstreamFailure; detail: string }): void {
+    if (this.finished) return;
+    this.finished = true;
+    clearTimeout(this.timer);
+    this.sink.fail(failure);
+  }
+}
+
+function relayDeadline(handler: RelayHandler): void {
+  handler.stop(new UpstreamError('upstream_timeout', UPSTREAM_TIMEOUT_CODE, 'upstream deadline exceeded'));
+}
+
 export interface ForwarderOptions {
   /** Sandbox/tests only: allow http and loopback/private origins. */
   allowPrivate: boolean;
@@ -82,6 +198,14 @@ export interface ForwarderOptions {
 
 export interface Forwarder {
   forward(req: ForwardRequest): Promise<ForwardResult>;
+  /**
+   * The same exchange as `forward`, without streams: the answer goes to `sink` as it
+   * arrives (undici's dispatch API). `req.signal` is not used: the caller ends the
+   * exchange with the returned Relay's `abort()`. Exactly one of `sink.end` or
+   * `sink.fail` is called, after `sink.head` or without it; a request that cannot be
+   * sent at all (a bad base URL) fails before relay() returns.
+   */
+  relay(req: ForwardRequest, sink: RelaySink): Relay;
   /**
    * Active health check of an origin through the same guarded pool: a HEAD of the base URL
    * that resolves true on any status below 500 within `timeoutMs` (default 5 s), false on
@@ -108,7 +232,8 @@ export function createForwarder(opts: ForwarderOptions): Forwarder {
     }),
   });
 
-  async function forward(req: ForwardRequest): Promise<ForwardResult> {
+  /** The undici request for `req`, or why it cannot be sent. */
+  function prepare(req: ForwardRequest): Prepared | { ok: false; error: UpstreamFailure; detail: string } {
     const base = parseBase(req.baseUrl, opts.allowPrivate);
     if (typeof base === 'string') return { ok: false, error: 'upstream_error', detail: base };
     if (req.path.includes('?') || req.path.includes('#') || req.query.includes('#')) {
@@ -128,6 +253,13 @@ export function createForwarder(opts: ForwarderOptions): Forwarder {
       auth: req.auth,
       ...(req.gatewayHeaders ? { gatewayHeaders: req.gatewayHeaders(path) } : {}),
     });
+    return { ok: true, origin: base.origin, path, method: req.method, headers, body };
+  }
+
+  async function forward(req: ForwardRequest): Promise<ForwardResult> {
+    const prepared = prepare(req);
+    if (!prepared.ok) return prepared;
+    const { origin, path, headers, body } = prepared;
 
     const controller = new AbortController();
     const timer = setTimeout(onDeadline, req.timeoutMs, controller);
@@ -143,7 +275,7 @@ export function createForwarder(opts: ForwarderOptions): Forwarder {
     let res: Dispatcher.ResponseData;
     try {
       res = await agent.request({
-        origin: base.origin,
+        origin,
         path,
         method: req.method,
         headers,
@@ -192,8 +324,25 @@ export function createForwarder(opts: ForwarderOptions): Forwarder {
     }
   }
 
+  function relay(req: ForwardRequest, sink: RelaySink): Relay {
+    const prepared = prepare(req);
+    if (!prepared.ok) {
+      sink.fail({ error: prepared.error, detail: prepared.detail });
+      return NO_RELAY;
+    }
+    const handler = new RelayHandler(sink, req.method === 'HEAD', opts.maxResponseBytes, req.timeoutMs);
+    const { ok: _ok, ...dispatch } = prepared;
+    try {
+      agent.dispatch(dispatch, handler);
+    } catch (err) {
+      handler.onResponseError(null, err);
+    }
+    return handler;
+  }
+
   return {
     forward,
+    relay,
     probe,
     close: () => agent.close(),
   };

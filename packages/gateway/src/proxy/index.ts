@@ -5,6 +5,8 @@ export {
   type ForwarderOptions,
   type ForwardRequest,
   type ForwardResult,
+  type Relay,
+  type RelaySink,
   readCapped,
 } from './forward.ts';
 export {
