@@ -78,6 +78,27 @@ export function accessLogFor(request: FastifyRequest): AccessLog {
   return log;
 }
 
+const SNAKE = /^[a-z][a-z0-9_]{0,95}$/;
+
+/**
+ * Notes an error body's code and reason in `log`: `{ error: code, reason?, … }`, or the
+ * OpenAI-style `{ error: { code, reason?, … } }`. Only snake_case values are taken.
+ */
+export function noteErrorBody(log: AccessLog, payload: object): void {
+  let body = payload as { error?: unknown; code?: unknown; reason?: unknown };
+  let code = body.error;
+  if (code !== null && typeof code === 'object') {
+    body = code as typeof body;
+    code = body.code;
+  }
+  if (typeof code === 'string' && SNAKE.test(code)) {
+    log.code = code;
+    // Settlement's own reason (more precise) wins; ours are snake_case, nothing else is logged.
+    const { reason } = body;
+    if (log.reason === undefined && typeof reason === 'string' && SNAKE.test(reason)) log.reason = reason;
+  }
+}
+
 /** Route family for labels and lines: from the matched route pattern, so bounded. */
 const families = new Map<string, string>();
 export function routeFamily(pattern: string | undefined): string {
@@ -94,13 +115,11 @@ export function routeFamily(pattern: string | undefined): string {
   return family;
 }
 
-const SNAKE = /^[a-z][a-z0-9_]{0,95}$/;
-
 type Access = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
 
 /**
  * Records one finished request: the metrics and the access line. The onResponse hook
- * calls it for every request Fastify answers, fast-402.ts for the 402s it answers itself.
+ * calls it for every request Fastify answers, fast-unpaid.ts for the requests it answers itself.
  * `routePattern` is the matched route's pattern (undefined: unmatched); `known` the
  * route's AccessLog, if it made one.
  */
@@ -123,21 +142,8 @@ export function installAccessLog(app: FastifyInstance, metrics: Metrics): Access
   // OpenAI-style /v1 routes `{ error: { message, type, code, ...extra }, requestId }`: take
   // the code and reason before they are serialized (a 402 body is one: `payment_required`).
   app.addHook('preSerialization', (request, reply, payload, done) => {
-    if (reply.statusCode >= 400 && payload !== null && typeof payload === 'object') {
-      let body = payload as { error?: unknown; code?: unknown; reason?: unknown };
-      let code = body.error;
-      if (code !== null && typeof code === 'object') {
-        body = code as typeof body;
-        code = body.code;
-      }
-      if (typeof code === 'string' && SNAKE.test(code)) {
-        const log = accessLogFor(request);
-        log.code = code;
-        // Settlement's own reason (more precise) wins; ours are snake_case, nothing else is logged.
-        const { reason } = body;
-        if (log.reason === undefined && typeof reason === 'string' && SNAKE.test(reason)) log.reason = reason;
-      }
-    }
+    if (reply.statusCode >= 400 && payload !== null && typeof payload === 'object')
+      noteErrorBody(accessLogFor(request), payload);
     done(null, payload);
   });
 

@@ -17,7 +17,7 @@
  * The policy is the gateway's: the Access-Control-* headers (and nosniff) an origin
  * sends are replaced on the way out, stored replays included.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
@@ -55,13 +55,19 @@ export function setNosniff(target: HeaderTarget): void {
   target.header('x-content-type-options', 'nosniff');
 }
 
-/** Where headers are set: a Fastify reply, or the fast 402's header list (fast-402.ts). */
+/** Where headers are set: a Fastify reply, or the fast path's header list (fast-unpaid.ts). */
 export interface HeaderTarget {
   getHeader(name: string): unknown;
   header(name: string, value: string): unknown;
 }
 
-/** The gateway's CORS policy (TOLLGATE_CORS_ORIGINS), for the hooks below and the fast 402. */
+/** A HeaderTarget that can also drop headers. */
+export interface HeaderEditor extends HeaderTarget {
+  hasHeader(name: string): boolean;
+  removeHeader(name: string): unknown;
+}
+
+/** The gateway's CORS policy (TOLLGATE_CORS_ORIGINS), for the hooks below and the fast path (fast-unpaid.ts). */
 export interface CorsPolicy {
   /** No cross-origin access at all (an empty list). */
   off: boolean;
@@ -122,26 +128,41 @@ export function corsAndNosniff(app: FastifyInstance, policy: CorsPolicy): void {
 
   // An answer forwarded from an origin, or replayed from storage, brought its own headers.
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (reply.getHeader('x-content-type-options') !== 'nosniff')
-      reply.header('x-content-type-options', 'nosniff');
-    if (!isPreflight(request) && corsCovers(request.url)) {
-      const origin = request.headers.origin;
-      // Most answers carry only what onRequest set: then only Vary may need Origin again.
-      // Removing headers deletes keys from the reply's header object (slow), so strip and
-      // set again only when an origin's or a stored answer's headers differ from ours.
-      if (ownCorsOnly(reply, off ? null : allowOrigin(origin))) {
-        if (!off && !any) addVaryOrigin(reply);
-      } else {
-        for (const name of CORS_RESPONSE_HEADERS) if (reply.hasHeader(name)) reply.removeHeader(name);
-        policy.applyActual(reply, origin);
-      }
-    }
+    const covered = !isPreflight(request) && corsCovers(request.url);
+    overOriginHeaders(policy, reply, covered, request.headers.origin);
     done(null, payload);
   });
 }
 
+/**
+ * Last, over whatever an origin's answer (or a stored one) set: nosniff, and on the
+ * public API (`covered`, not a preflight) the gateway's CORS headers instead of the
+ * origin's. The onSend hook runs it on every reply, the fast path (fast-unpaid.ts) on
+ * the answers it forwards.
+ */
+export function overOriginHeaders(
+  policy: CorsPolicy,
+  target: HeaderEditor,
+  covered: boolean,
+  origin: string | undefined,
+): void {
+  if (target.getHeader('x-content-type-options') !== 'nosniff')
+    target.header('x-content-type-options', 'nosniff');
+  if (!covered) return;
+  const { off, any } = policy;
+  // Most answers carry only what onRequest set: then only Vary may need Origin again.
+  // Removing headers deletes keys from the reply's header object (slow), so strip and
+  // set again only when an origin's or a stored answer's headers differ from ours.
+  if (ownCorsOnly(target, off ? null : policy.allowOrigin(origin))) {
+    if (!off && !any) addVaryOrigin(target);
+  } else {
+    for (const name of CORS_RESPONSE_HEADERS) if (target.hasHeader(name)) target.removeHeader(name);
+    policy.applyActual(target, origin);
+  }
+}
+
 /** Whether the reply's CORS headers are exactly those applyCors sets for `allowed`. */
-function ownCorsOnly(reply: FastifyReply, allowed: string | null): boolean {
+function ownCorsOnly(reply: HeaderTarget, allowed: string | null): boolean {
   for (const name of CORS_RESPONSE_HEADERS) {
     const value = reply.getHeader(name);
     if (name === 'access-control-allow-origin') {

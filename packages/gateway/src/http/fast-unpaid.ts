@@ -1,9 +1,9 @@
 /**
- * The unpaid 402 of /p/*, answered before Fastify (issue 14: Fastify's routing, hooks
- * and reply cost several times the 402 itself). server.ts puts this in front of
- * Fastify's request handler; it answers only a request that would end in a 402 of the
- * marketplace route and returns false for every other request, which Fastify then
- * serves exactly as before (nothing of it has been read or written).
+ * The unpaid requests of /p/* answered before Fastify (issue 14: Fastify's routing, hooks
+ * and reply cost several times the gateway's own work): the 402, and the forward of an
+ * endpoint that costs nothing. server.ts puts this in front of Fastify's request handler;
+ * it answers only those two and returns false for every other request, which Fastify
+ * then serves exactly as before (nothing of it has been read or written).
  *
  * It answers when all of these hold, else it leaves the request to Fastify:
  * - a marketplace method without a body to parse (GET and HEAD, whose bodies Fastify
@@ -15,26 +15,47 @@
  * - the project's catalogue snapshot is cached (catalog.peek): a miss is loaded by
  *   the route, and the next request finds it;
  * - settlement's answer for an unpaid request (settlement.admitUnpaid, what the route's
- *   admit() asks too, over the same marketplaceAdmitInput) is a challenge;
+ *   admit() asks too, over the same marketplaceAdmitInput) is a challenge, or free;
  * - the caller's rate limit has a token (the shared limiter; a refused caller goes to
  *   Fastify, whose hook answers the 429).
  *
  * What it sends is what the route sends: the same request id rule, nosniff and the CORS
- * policy (cors.ts), the 402 headers and body (respond.ts challengeResponse), and on
- * `finish` the same metrics and access line (access-log.ts), under the route pattern
- * Fastify would have matched. test/http/fast-402-parity.test.ts compares the two.
+ * policy (cors.ts), the 402 headers and body (respond.ts challengeResponse), the
+ * upstream's answer with the headers the route's reply would carry (marketplace.ts's
+ * forwardRequest and upstreamOutcome, the error bodies of errors.ts), and on `finish` the
+ * same metrics and access line (access-log.ts), under the route pattern Fastify would
+ * have matched. test/http/fast-unpaid-parity.test.ts compares the two.
+ *
+ * Where the route's behaviour is an accident of Fastify, the fast path does better and
+ * says so: a client that leaves before the answer still gets its access line (status
+ * 499), and an answer of unknown length whose upstream fails before its first byte is a
+ * clean 502/504 (the route answers 500).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EMPTY_BODY_SHA256 } from '@tollgate/protocol';
 import type { Deps } from '../deps.ts';
+import { ERROR_STATUS, type ErrorCode, errorBody } from '../errors.ts';
 import { splitMarketplaceTarget } from '../marketplace/paths.ts';
-import { type AccessRecorder, newAccessLog } from './access-log.ts';
-import { type CorsPolicy, type HeaderTarget, isPreflight, setNosniff } from './cors.ts';
-import { MARKETPLACE_METHODS, MARKETPLACE_ROUTES, marketplaceAdmitInput } from './marketplace.ts';
+import type { RelaySink } from '../proxy/forward.ts';
+import type { ResponseHeaders } from '../proxy/forward-headers.ts';
+import { CLIENT_ABORTED_CODE } from '../proxy/upstream-error.ts';
+import type { Api, Endpoint } from '../store/store.ts';
+import { type AccessLog, type AccessRecorder, newAccessLog, noteErrorBody } from './access-log.ts';
+import { type CorsPolicy, type HeaderEditor, isPreflight, overOriginHeaders, setNosniff } from './cors.ts';
+import {
+  forwardedProtoOf,
+  forwardRequest,
+  MARKETPLACE_METHODS,
+  MARKETPLACE_ROUTES,
+  type MarketplaceTarget,
+  marketplaceAdmitInput,
+  originAuth,
+  upstreamOutcome,
+} from './marketplace.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { challengeResponse } from './respond.ts';
 
-export interface Fast402Deps {
+export interface FastUnpaidDeps {
   deps: Deps;
   cors: CorsPolicy;
   limiter: RateLimiter | null;
@@ -45,26 +66,65 @@ export interface Fast402Deps {
   closing(): boolean;
 }
 
-export interface Fast402 {
+export interface FastUnpaid {
   /** Answers the request and returns true, or returns false having touched nothing. */
   handle(req: IncomingMessage, res: ServerResponse): boolean;
-  /** How many 402s it answered (tests check that it is used). */
+  /** How many requests it answered (tests check that it is used). */
   readonly answered: number;
 }
 
 const METHODS: ReadonlySet<string> = new Set(MARKETPLACE_METHODS);
 const [ROUTE_SLUG_ONLY, ROUTE_WITH_PATH] = MARKETPLACE_ROUTES;
+/** The access line's status for a client that left before the answer (nginx's convention). */
+const CLIENT_CLOSED = 499;
 
-/** A header list that cors.ts can write into, in the order set (as a Fastify reply keeps them). */
-class Headers implements HeaderTarget {
-  readonly values: Record<string, string> = {};
+/** The route pattern Fastify would have matched for `url` under /p/<slug>. */
+function patternOf(url: string, slug: string): string {
+  return url.charCodeAt(3 + slug.length) === 47 ? ROUTE_WITH_PATH : ROUTE_SLUG_ONLY;
+}
+
+/** A request this path answers, and what its access line needs. */
+interface Answering {
+  req: IncomingMessage;
+  res: ServerResponse;
+  reqId: string;
+  method: string;
+  url: string;
+  pattern: string;
+  started: number;
+  log: AccessLog;
+}
+
+/** The upstream's headers over ours, as the route's reply.headers(flattenHeaders(…)) sets them. */
+function setAll(target: Headers, upstream: ResponseHeaders): void {
+  for (const name in upstream) {
+    const v = upstream[name]!;
+    target.header(name, Array.isArray(v) ? v.join(', ') : v);
+  }
+}
+
+/**
+ * A header list that cors.ts can write into, in the order set, with a Fastify reply's
+ * rules: names lower-cased, a header set again keeps its place, a removed one loses it.
+ */
+class Headers implements HeaderEditor {
+  values: Record<string, string> = {};
   getHeader(name: string): string | undefined {
     return this.values[name];
   }
   header(name: string, value: string): void {
-    this.values[name] = value;
+    this.values[name.toLowerCase()] = value;
+  }
+  hasHeader(name: string): boolean {
+    return this.values[name] !== undefined;
+  }
+  removeHeader(name: string): void {
+    delete this.values[name];
   }
 }
+
+/** Answers of known length up to this size are read whole and sent in one write (as the route does). */
+const SMALL_BODY_BYTES = 64 * 1024;
 
 /** Whether Fastify would hand the route no body (handle-request.js): then the fast path may answer. */
 function noBody(req: IncomingMessage): boolean {
@@ -78,9 +138,19 @@ function noBody(req: IncomingMessage): boolean {
   );
 }
 
-export function createFast402(f: Fast402Deps): Fast402 {
+export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
   const { deps, cors, limiter, record } = f;
+  const forwardedProto = forwardedProtoOf(deps);
   let answered = 0;
+
+  /** The headers every answer starts with, in a Fastify reply's order: the request-id hook, cors.ts's onRequest. */
+  function ownHeaders(reqId: string, origin: string | undefined): Headers {
+    const headers = new Headers();
+    headers.header('x-request-id', reqId);
+    setNosniff(headers);
+    cors.applyActual(headers, origin);
+    return headers;
+  }
 
   function handle(req: IncomingMessage, res: ServerResponse): boolean {
     const url = req.url as string;
@@ -95,8 +165,32 @@ export function createFast402(f: Fast402Deps): Fast402 {
     if (!entry) return false;
     const started = performance.now();
     const log = newAccessLog();
-    const { input } = marketplaceAdmitInput(deps, method, target, entry, log, EMPTY_BODY_SHA256);
+    const { input, endpoint, api } = marketplaceAdmitInput(
+      deps,
+      method,
+      target,
+      entry,
+      log,
+      EMPTY_BODY_SHA256,
+    );
     const admission = deps.settlement.admitUnpaid(input);
+    if (admission.kind === 'free') {
+      if (endpoint === undefined || api === undefined) return false;
+      if (limiter !== null && limiter.take(req.socket.remoteAddress as string, url) > 0) return false;
+      answered++;
+      const reqId = f.requestId(req);
+      const pattern = patternOf(url, target.slug);
+      const answering: Answering = { req, res, reqId, method, url, pattern, started, log };
+      try {
+        forwardFree(answering, target, endpoint, api, entry.project.slug);
+      } catch (err) {
+        // Never handed to Fastify now: the upstream may already have the request.
+        deps.log.error({ err, reqId, endpoint: endpoint.id }, 'fast forward failed');
+        sendError(answering, 'internal_error', 'internal error', {});
+        if (!res.writableEnded) res.destroy();
+      }
+      return true;
+    }
     if (admission.kind !== 'challenge') return false;
     const reqId = f.requestId(req);
     const { headers: challenge, json } = challengeResponse(admission, reqId);
@@ -104,26 +198,176 @@ export function createFast402(f: Fast402Deps): Fast402 {
     // Last: a token is spent only for a request this path answers.
     if (limiter !== null && limiter.take(req.socket.remoteAddress as string, url) > 0) return false;
 
-    // The order a Fastify reply keeps: the request-id hook, cors.ts's onRequest, the route.
-    const headers = new Headers();
-    headers.header('x-request-id', reqId);
-    setNosniff(headers);
-    cors.applyActual(headers, h.origin);
-    const out = Object.assign(headers.values, challenge);
+    const out = Object.assign(ownHeaders(reqId, h.origin).values, challenge);
     out['content-length'] = String(Buffer.byteLength(json));
     log.code = 'payment_required';
-    const pattern = url.charCodeAt(3 + target.slug.length) === 47 ? ROUTE_WITH_PATH : ROUTE_SLUG_ONLY;
-    const done = () => {
-      res.removeListener('finish', done);
-      res.removeListener('error', done);
-      record(reqId, method, url, pattern, 402, performance.now() - started, log);
-    };
-    res.on('finish', done);
-    res.on('error', done);
+    recordWhenDone({ req, res, reqId, method, url, pattern: patternOf(url, target.slug), started, log });
     answered++;
     res.writeHead(402, out);
     res.end(json);
     return true;
+  }
+
+  /** Writes the access line and metrics once the answer is done (or the client left: 499). */
+  function recordWhenDone(a: Answering): void {
+    const { res } = a;
+    const done = () => {
+      res.removeListener('finish', done);
+      res.removeListener('error', done);
+      res.removeListener('close', done);
+      const status = res.headersSent ? res.statusCode : CLIENT_CLOSED;
+      record(a.reqId, a.method, a.url, a.pattern, status, performance.now() - a.started, a.log);
+    };
+    res.on('finish', done);
+    res.on('error', done);
+    res.on('close', done);
+  }
+
+  /** An error answer as the route's sendError renders it (a /p route: the flat shape). */
+  function sendError(a: Answering, code: ErrorCode, message: string, extra: Record<string, unknown>): void {
+    const { res } = a;
+    if (res.destroyed || res.headersSent) return;
+    const body = errorBody(code, message, a.reqId, extra);
+    noteErrorBody(a.log, body);
+    const json = JSON.stringify(body);
+    const out = ownHeaders(a.reqId, a.req.headers.origin).values;
+    out['cache-control'] = 'no-store';
+    out['content-type'] = 'application/json; charset=utf-8';
+    out['content-length'] = String(Buffer.byteLength(json));
+    res.writeHead(ERROR_STATUS[code], out);
+    res.end(json);
+  }
+
+  /**
+   * The free endpoint's answer, as the route's forwardAndDeliver and streamAndSettle give
+   * it to an unpaid request: a small answer of known length read whole and sent in one
+   * write, anything else streamed as it comes; a client that leaves ends the exchange.
+   */
+  function forwardFree(
+    a: Answering,
+    target: MarketplaceTarget,
+    endpoint: Endpoint,
+    api: Api,
+    project: string,
+  ) {
+    const { req, res } = a;
+    recordWhenDone(a);
+    const outcome = upstreamOutcome(deps, endpoint.id, project);
+    const headers = ownHeaders(a.reqId, req.headers.origin);
+    const covered = true; // /p/ is the public API (cors.ts corsCovers)
+    let status = 0;
+    /** wait: no answer yet; buffer: reading a small one whole; stream: passing it on; over: answered. */
+    let mode: 'wait' | 'buffer' | 'stream' | 'over' = 'wait';
+    let chunks: Buffer[] = [];
+    let size = 0;
+
+    const streamHead = () => {
+      overOriginHeaders(cors, headers, covered, req.headers.origin);
+      res.writeHead(status, headers.values);
+    };
+    const sink: RelaySink = {
+      head(code, upstream) {
+        status = code;
+        outcome.answered(code);
+        setAll(headers, upstream);
+        const length = headers.values['content-length'];
+        const declared = length === undefined ? Number.NaN : Number(length);
+        if ((code >= 100 && code < 200) || code === 204) {
+          // No body may follow (RFC 9110 §8.6): Fastify drops both and ends; the rest is drained.
+          headers.removeHeader('content-type');
+          headers.removeHeader('content-length');
+          mode = 'over';
+          if (!res.destroyed) {
+            streamHead();
+            res.end();
+          }
+          return;
+        }
+        mode = Number.isFinite(declared) && declared <= SMALL_BODY_BYTES ? 'buffer' : 'stream';
+      },
+      data(chunk) {
+        if (mode === 'buffer') {
+          size += chunk.length;
+          if (size > SMALL_BODY_BYTES) {
+            mode = 'over';
+            chunks = [];
+            sendError(a, 'upstream_error', 'the upstream failed while sending its answer', {
+              reason: 'length_mismatch',
+            });
+            relay.abort();
+            return true;
+          }
+          chunks.push(chunk);
+          return true;
+        }
+        if (mode !== 'stream' || res.destroyed) return true;
+        if (!res.headersSent) streamHead();
+        return res.write(chunk);
+      },
+      end() {
+        if (mode === 'buffer') {
+          mode = 'over';
+          if (res.destroyed) return;
+          const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+          chunks = [];
+          const v = headers.values;
+          // What Fastify's reply.send(buffer) adds.
+          if (v['content-type'] === undefined) v['content-type'] = 'application/octet-stream';
+          if (
+            v['content-length'] === undefined ||
+            (req.method !== 'HEAD' && Number(v['content-length']) !== body.length)
+          )
+            v['content-length'] = String(body.length);
+          overOriginHeaders(cors, headers, covered, req.headers.origin);
+          res.writeHead(status, v);
+          res.end(body);
+        } else if (mode === 'stream') {
+          mode = 'over';
+          if (res.destroyed) return;
+          if (!res.headersSent) streamHead();
+          res.end();
+        }
+      },
+      fail(failure) {
+        const was = mode;
+        mode = 'over';
+        chunks = [];
+        if (was === 'wait') {
+          const gone = failure.detail === CLIENT_ABORTED_CODE || res.destroyed;
+          const { code, message } = outcome.failed(failure.error, gone);
+          if (!gone) outcome.healthFailure(null);
+          sendError(a, code, message, { retryable: false, reason: failure.error });
+        } else if (was === 'buffer' || (was === 'stream' && !res.headersSent)) {
+          const code = failure.error === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error';
+          sendError(a, code, 'the upstream failed while sending its answer', { reason: failure.detail });
+        } else if (was === 'stream') {
+          // Part of the answer is out: all the client can learn is a cut connection.
+          if (failure.detail !== CLIENT_ABORTED_CODE)
+            deps.log.warn(
+              { reqId: a.reqId, endpoint: endpoint.id, reason: failure.detail },
+              'the upstream failed after its answer began; the connection is cut',
+            );
+          res.destroy();
+        }
+      },
+    };
+    const relay = deps.forwarder.relay(
+      forwardRequest(api, originAuth(api, deps), target, {
+        method: a.method,
+        headers: req.headers,
+        body: null,
+        timeoutMs: endpoint.timeoutMs,
+        clientIp: req.socket.remoteAddress ?? '',
+        forwardedProto,
+        requestId: a.reqId,
+      }),
+      sink,
+    );
+    res.on('drain', () => relay.resume());
+    // A client that leaves ends the exchange (an unpaid request owes it nothing).
+    res.once('close', () => {
+      if (!res.writableFinished) relay.abort();
+    });
   }
 
   return {

@@ -7,6 +7,7 @@
 import { EMPTY_BODY_SHA256, sha256Hex } from '@tollgate/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
+import type { ErrorCode } from '../errors.ts';
 import { type CatalogEntry, endpointKey } from '../marketplace/catalog.ts';
 import { type PathCheck, splitMarketplaceTarget } from '../marketplace/paths.ts';
 import { marketplaceQuote } from '../marketplace/quote.ts';
@@ -20,9 +21,9 @@ import {
   type RetryTerms,
 } from '../payments/settle.ts';
 import { paymentContextHeaders } from '../providers/payment-context.ts';
-import { readCapped } from '../proxy/forward.ts';
+import { type ForwardRequest, readCapped } from '../proxy/forward.ts';
 import type { OriginAuth } from '../proxy/forward-headers.ts';
-import { CLIENT_ABORTED_CODE } from '../proxy/upstream-error.ts';
+import { CLIENT_ABORTED_CODE, type UpstreamFailure } from '../proxy/upstream-error.ts';
 import type { Api, Endpoint } from '../store/store.ts';
 import { type AccessLog, accessLogFor } from './access-log.ts';
 import { sendError } from './error-handling.ts';
@@ -33,9 +34,13 @@ export const MARKETPLACE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELE
 /** The route patterns (the access log's route family comes from them). */
 export const MARKETPLACE_ROUTES = ['/p/:projectSlug', '/p/:projectSlug/*'] as const;
 
+/** The scheme callers use to reach us (TLS usually ends in front of the gateway). */
+export function forwardedProtoOf(deps: Deps): string {
+  return new URL(deps.config.publicBaseUrl).protocol.replace(':', '');
+}
+
 export function marketplaceRoutes(app: FastifyInstance, deps: Deps): void {
-  // The scheme callers use to reach us (TLS usually ends in front of the gateway).
-  const forwardedProto = new URL(deps.config.publicBaseUrl).protocol.replace(':', '');
+  const forwardedProto = forwardedProtoOf(deps);
   const handler = (req: FastifyRequest, reply: FastifyReply) => handle(req, reply, deps, forwardedProto);
   app.register(async (scope) => {
     // Raw bytes for every content type: the bytes hashed are the bytes forwarded.
@@ -104,7 +109,7 @@ async function handle(
 
 /**
  * What settlement is asked about a /p request, without its payment headers (the caller adds
- * them): the route and the fast 402 (fast-402.ts) both ask through this. Notes the project
+ * them): the route and the fast path (fast-unpaid.ts) both ask through this. Notes the project
  * and endpoint in the access-log fields.
  */
 export function marketplaceAdmitInput(
@@ -184,69 +189,47 @@ async function forwardAndDeliver(f: Forwarding): Promise<FastifyReply> {
       if (!reply.raw.writableFinished) controller.abort();
     });
   }
-  const started = performance.now();
   const auth = originAuth(f.api, deps);
+  const outcome = upstreamOutcome(deps, endpoint.id, project);
   const result = await deps.forwarder.forward({
-    baseUrl: f.api.baseUrl,
-    path: f.target.path,
-    query: f.target.query,
-    method: request.method,
-    headers: request.headers,
-    body: f.body,
-    auth,
-    timeoutMs: endpoint.timeoutMs,
-    clientIp: request.ip,
-    forwardedProto: f.forwardedProto,
-    forwardedHost: String(request.headers.host ?? ''),
-    requestId: String(request.id),
+    ...forwardRequest(f.api, auth, f.target, {
+      method: request.method,
+      headers: request.headers,
+      body: f.body,
+      timeoutMs: endpoint.timeoutMs,
+      clientIp: request.ip,
+      forwardedProto: f.forwardedProto,
+      requestId: String(request.id),
+    }),
     ...(abort ? { signal: abort.signal } : {}),
     ...(paid ? { gatewayHeaders: paymentContextFor(paid, request.method, auth, deps.now()) } : {}),
   });
-  const healthFailure = (terms: RetryTerms | null) => {
-    // One proof's failures count once; a caller that hung up says nothing about the upstream.
-    if (!terms || terms.countsForHealth) deps.health.recordFailure(endpoint.id, project);
-  };
-
-  const took = (outcome: string) =>
-    deps.metrics.upstreamDuration.observe(
-      { upstream: 'marketplace', outcome },
-      (performance.now() - started) / 1000,
-    );
 
   if (!result.ok) {
     const clientGone = result.detail === CLIENT_ABORTED_CODE || abort?.signal.aborted === true;
-    deps.metrics.upstream.inc({ outcome: clientGone ? 'client_aborted' : result.error });
-    took(clientGone ? 'client_aborted' : result.error);
-    const timeout = result.error === 'upstream_timeout';
-    const code = timeout ? 'upstream_timeout' : 'upstream_error';
-    const message = timeout ? 'the upstream did not answer in time' : 'the upstream could not be reached';
+    const { code, message } = outcome.failed(result.error, clientGone);
     if (!paid) {
-      if (!clientGone) healthFailure(null);
+      if (!clientGone) outcome.healthFailure(null);
       return sendError(reply, code, message, { retryable: false, reason: result.error });
     }
     const terms = await paid.fail(result.detail);
-    healthFailure(terms);
+    outcome.healthFailure(terms);
     return sendRetryable(reply, code, message, terms, { reason: result.error });
   }
 
   if (paid && !isDeliverable(result.status)) {
-    const outcome = result.status >= 500 ? 'upstream_5xx' : `upstream_${result.status}`;
-    deps.metrics.upstream.inc({ outcome });
-    took(outcome);
+    outcome.refused(result.status);
     // Drain (bounded) so the pooled connection can be reused, then give the payment back.
     await readCapped(result.body, 64 * 1024).catch(() => undefined);
     const terms = await paid.fail(`status_${result.status}`);
-    healthFailure(terms);
+    outcome.healthFailure(terms);
     return sendRetryable(reply, 'upstream_error', `the upstream answered ${result.status}`, terms, {
       upstreamStatus: result.status,
     });
   }
 
   // Requests that needed no payment get the upstream's answer as it is, 5xx included.
-  if (result.status >= 500) healthFailure(null);
-  else deps.health.recordSuccess(endpoint.id, project);
-  deps.metrics.upstream.inc({ outcome: result.status >= 500 ? 'upstream_5xx' : 'ok' });
-  took(result.status >= 500 ? 'upstream_5xx' : 'ok');
+  outcome.answered(result.status);
   return streamAndSettle(
     reply,
     result.status,
@@ -255,12 +238,84 @@ async function forwardAndDeliver(f: Forwarding): Promise<FastifyReply> {
     paid,
     deps.config.maxResponseBytes,
     (s) => {
-      if (!s.delivered) {
-        deps.metrics.upstream.inc({ outcome: 'cut' });
-        healthFailure(s.terms);
-      }
+      if (!s.delivered) outcome.cut(s.terms);
     },
   );
+}
+
+/** The ForwardRequest of a /p request to `api` (the route and the fast path, fast-unpaid.ts). */
+export function forwardRequest(
+  api: Api,
+  auth: OriginAuth,
+  target: { path: string; query: string },
+  r: {
+    method: string;
+    headers: ForwardRequest['headers'];
+    body: Buffer | null;
+    timeoutMs: number;
+    clientIp: string;
+    forwardedProto: string;
+    requestId: string;
+  },
+): ForwardRequest {
+  return {
+    baseUrl: api.baseUrl,
+    path: target.path,
+    query: target.query,
+    method: r.method,
+    headers: r.headers,
+    body: r.body,
+    auth,
+    timeoutMs: r.timeoutMs,
+    clientIp: r.clientIp,
+    forwardedProto: r.forwardedProto,
+    forwardedHost: String(r.headers['host'] ?? ''),
+    requestId: r.requestId,
+  };
+}
+
+/**
+ * Counts one upstream exchange of endpoint `endpointId` (metrics) and tells the
+ * endpoint's health about it; started when made. The route and the fast path use it.
+ */
+export function upstreamOutcome(deps: Deps, endpointId: string, project: string) {
+  const started = performance.now();
+  const count = (outcome: string) => {
+    deps.metrics.upstream.inc({ outcome });
+    deps.metrics.upstreamDuration.observe(
+      { upstream: 'marketplace', outcome },
+      (performance.now() - started) / 1000,
+    );
+  };
+  /** One proof's failures count once; a caller that hung up says nothing about the upstream. */
+  const healthFailure = (terms: RetryTerms | null) => {
+    if (!terms || terms.countsForHealth) deps.health.recordFailure(endpointId, project);
+  };
+  return {
+    healthFailure,
+    /** No answer (or the client left first): counted; the error the caller gets. */
+    failed(error: UpstreamFailure, clientGone: boolean): { code: ErrorCode; message: string } {
+      count(clientGone ? 'client_aborted' : error);
+      return error === 'upstream_timeout'
+        ? { code: 'upstream_timeout', message: 'the upstream did not answer in time' }
+        : { code: 'upstream_error', message: 'the upstream could not be reached' };
+    },
+    /** A paid request's answer that is not deliverable (health is told by the caller, with terms). */
+    refused(status: number): void {
+      count(status >= 500 ? 'upstream_5xx' : `upstream_${status}`);
+    },
+    /** An answer passed on as it is (5xx included). */
+    answered(status: number): void {
+      if (status >= 500) healthFailure(null);
+      else deps.health.recordSuccess(endpointId, project);
+      count(status >= 500 ? 'upstream_5xx' : 'ok');
+    },
+    /** The body broke after the headers. */
+    cut(terms: RetryTerms | null): void {
+      deps.metrics.upstream.inc({ outcome: 'cut' });
+      healthFailure(terms);
+    },
+  };
 }
 
 /**
@@ -298,7 +353,7 @@ function firstHeader(v: string | string[] | undefined): string | undefined {
 
 /** Origin auth of an API, decrypted once per catalogue snapshot (a new snapshot brings new objects). */
 const authOf = new WeakMap<Api, OriginAuth>();
-function originAuth(api: Api, deps: Deps): OriginAuth {
+export function originAuth(api: Api, deps: Deps): OriginAuth {
   const hit = authOf.get(api);
   if (hit) return hit;
   const secret = api.authSecretEnc ? deps.secretBox.open(api.authSecretEnc) : null;

@@ -3,7 +3,7 @@
  * gateway and the chain RPC behind it from a single noisy caller. Per process: with
  * several gateways behind a balancer each enforces its own share.
  *
- * One limiter per app: the Fastify hook and the fast 402 (fast-402.ts) take from the
+ * One limiter per app: the Fastify hook and the fast path (fast-unpaid.ts) take from the
  * same buckets, so a caller is counted once per request whichever path answers it.
  */
 import type { FastifyInstance } from 'fastify';

@@ -52,7 +52,7 @@ export function answerAdmission(reply: FastifyReply, admission: Admission): Fast
 }
 
 /**
- * A 402's headers and body, for the route (answerAdmission) and the fast 402 (fast-402.ts):
+ * A 402's headers and body, for the route (answerAdmission) and the fast path (fast-unpaid.ts):
  * `PAYMENT-REQUIRED` when v2 is offered, no-store, and the body's JSON with the request id,
  * or json null when the requirement is not one issueRequirement made (one with a reason);
  * then the caller serializes `{ ...requirement, requestId }` (content-type: JSON) itself.

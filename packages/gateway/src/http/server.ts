@@ -15,7 +15,7 @@ import { corsAndNosniff, corsPolicy } from './cors.ts';
 import { directoryRoutes } from './directory.ts';
 import { discoveryRoutes } from './discovery.ts';
 import { installErrorHandling } from './error-handling.ts';
-import { createFast402 } from './fast-402.ts';
+import { createFastUnpaid } from './fast-unpaid.ts';
 import { healthRoutes } from './health.ts';
 import { inferenceRoutes } from './inference.ts';
 import { marketplaceRoutes } from './marketplace.ts';
@@ -66,7 +66,7 @@ export async function buildApp(
     // Slow clients: deadlines for headers and request bodies; never for responses.
     ...serverTimeoutOptions(deps.config),
   });
-  // Fastify answers 503 from when close begins; the fast 402 leaves those requests to it.
+  // Fastify answers 503 from when close begins; the fast path leaves those requests to it.
   // Registered first, so it runs right after Fastify marks itself closing, before any I/O.
   let closing = false;
   app.addHook('preClose', (done) => {
@@ -106,8 +106,9 @@ export async function buildApp(
   webRoutes(app, deps);
   if (opts.sandbox) sandboxRoutes(app, deps, opts.sandbox);
 
-  // The unpaid /p 402 is answered before Fastify (fast-402.ts); everything else reaches it.
-  const fast = createFast402({
+  // The unpaid /p 402 and free forward are answered before Fastify (fast-unpaid.ts);
+  // everything else reaches it.
+  const fast = createFastUnpaid({
     deps,
     cors,
     limiter,
@@ -115,15 +116,15 @@ export async function buildApp(
     requestId: requestIdOf,
     closing: () => closing,
   });
-  fast402s.set(app, fast);
+  fastPaths.set(app, fast);
   putInFront(app, fast.handle, deps.log);
   return app;
 }
 
-/** The app's fast 402 (tests read how many it answered). */
-const fast402s = new WeakMap<FastifyInstance, { readonly answered: number }>();
-export function fast402Answered(app: FastifyInstance): number {
-  return fast402s.get(app)?.answered ?? 0;
+/** The app's fast path for unpaid /p requests (tests read how many it answered). */
+const fastPaths = new WeakMap<FastifyInstance, { readonly answered: number }>();
+export function fastUnpaidAnswered(app: FastifyInstance): number {
+  return fastPaths.get(app)?.answered ?? 0;
 }
 
 /**
@@ -154,7 +155,7 @@ function putInFront(
       // last), so the route serves the request as it would any other.
       // The path only: a query may carry a caller's secret (the access line drops it too).
       const path = (req.url ?? '').split('?', 1)[0];
-      log.error({ err, method: req.method, path }, 'fast 402 failed; the request goes to the route');
+      log.error({ err, method: req.method, path }, 'fast path failed; the request goes to the route');
       if (res.headersSent) {
         res.destroy();
         return;

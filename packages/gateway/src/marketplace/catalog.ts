@@ -55,7 +55,7 @@ export function createCatalog(store: Store, ttlMs: number, now: () => number = D
     },
     /**
      * The cached snapshot without waiting: undefined when get() would load (a miss or a
-     * stale entry), so a synchronous caller (the fast 402) leaves the request to one that awaits.
+     * stale entry), so a synchronous caller (the fast path, http/fast-unpaid.ts) leaves the request to one that awaits.
      */
     peek(slug: string): CatalogEntry | null | undefined {
       const hit = cache.get(slug);

@@ -496,7 +496,7 @@ export function createSettlement(d: SettlementDeps) {
   /**
    * A request that carries no payment header at all: its route's refusal, free, or a 402.
    * Synchronous and without side effects but the 402's issue (nothing is written): the fast
-   * 402 (http/fast-402.ts) asks it too and serves only a challenge, else leaves the request
+   * path (http/fast-unpaid.ts) asks it too and serves only a challenge or free, else leaves the request
    * to the route, which asks admit() again.
    */
   function unpaid(input: AdmitInput): Admission {

@@ -4,7 +4,7 @@
  * answers it as always) and the failure is logged; the gateway keeps serving.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { fast402Answered } from '../../src/http/server.ts';
+import { fastUnpaidAnswered } from '../../src/http/server.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 
 let h: Harness;
@@ -24,11 +24,11 @@ it('a fast 402 that throws hands the request to the route, logs it, and the gate
     throw new Error('snapshot broken');
   };
   try {
-    const before = fast402Answered(h.app);
+    const before = fastUnpaidAnswered(h.app);
     const res = await fetch(url);
     expect(res.status).toBe(402);
     expect(((await res.json()) as { error: string }).error).toBe('payment_required');
-    expect(fast402Answered(h.app)).toBe(before);
+    expect(fastUnpaidAnswered(h.app)).toBe(before);
   } finally {
     h.deps.catalog.peek = peek;
   }

@@ -1,6 +1,6 @@
 /**
- * The fast 402 (src/http/fast-402.ts) answers unpaid /p requests before Fastify; it must
- * answer exactly as the route does. Each request below goes once over real HTTP to the
+ * The fast path (src/http/fast-unpaid.ts) answers unpaid /p requests before Fastify (the
+ * 402, and the forward of a free endpoint); it must answer exactly as the route does. Each request below goes once over real HTTP to the
  * listening gateway (where the fast path sits in front of Fastify) and once through
  * app.inject (which never reaches the server, so always takes the Fastify route), and
  * the two answers are compared: status, header names and values, body, the access-log
@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fast402Answered } from '../../src/http/server.ts';
+import { fastUnpaidAnswered } from '../../src/http/server.ts';
 import { publishProject } from '../../src/marketplace/publish.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 
@@ -77,7 +77,8 @@ function normaliseAnswer(a: Answer): { status: number; headers: Record<string, u
     else if (k === 'content-length') headers[k] = '<length>';
     else headers[k] = v;
   }
-  let body: unknown = a.body;
+  // A scripted upstream numbers its calls of a URL (the two requests of a case are calls 1 and 2).
+  let body: unknown = a.body.replace(/^scripted call=\d+ /, 'scripted call=<n> ');
   try {
     body = normalise(JSON.parse(a.body));
   } catch {
@@ -127,12 +128,15 @@ async function viaInject(
 /** Counters and histogram counts of the metrics the access log updates, as label → value. */
 async function metricValues(h: Harness): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  const { httpRequests, httpDuration, paymentRequired, paymentsRejected } = h.deps.metrics;
+  const { httpRequests, httpDuration, paymentRequired, paymentsRejected, upstream, upstreamDuration } =
+    h.deps.metrics;
   for (const [name, metric] of Object.entries({
     httpRequests,
     httpDuration,
     paymentRequired,
     paymentsRejected,
+    upstream,
+    upstreamDuration,
   })) {
     for (const v of (await metric.get()).values) {
       const n = (v as { metricName?: string }).metricName ?? name;
@@ -170,16 +174,16 @@ async function compare(
   lines: string[],
   c: { method: string; url: string; headers: Record<string, string>; body?: string },
 ) {
-  const fastBefore = fast402Answered(h.app);
+  const fastBefore = fastUnpaidAnswered(h.app);
   const m0 = await metricValues(h);
   const real = await overHttp(h.baseUrl, c);
   const realLine = await accessLine(lines, real.headers['x-request-id'] ?? '');
   const m1 = await metricValues(h);
-  const fast = fast402Answered(h.app) - fastBefore;
+  const fast = fastUnpaidAnswered(h.app) - fastBefore;
   const routed = await viaInject(h, c);
   const routedLine = await accessLine(lines, routed.headers['x-request-id'] ?? '');
   const m2 = await metricValues(h);
-  expect(fast402Answered(h.app) - fastBefore - fast, 'app.inject never takes the fast path').toBe(0);
+  expect(fastUnpaidAnswered(h.app) - fastBefore - fast, 'app.inject never takes the fast path').toBe(0);
   for (const a of [real, routed]) {
     if (a.headers['content-length'] !== undefined && c.method !== 'HEAD')
       expect(Number(a.headers['content-length'])).toBe(Buffer.byteLength(a.body));
@@ -289,7 +293,16 @@ describe('the fast 402 answers exactly as the marketplace route', () => {
     { name: 'HEAD of a GET-only endpoint', method: 'HEAD', path: 'items', fast: false, status: 404 },
     { name: 'unknown slug', method: 'GET', path: 'items', project: 'unknown', fast: false, status: 404 },
     { name: 'disabled endpoint', method: 'GET', path: 'off', fast: false, status: 503 },
-    { name: 'price 0 endpoint', method: 'GET', path: 'free', fast: false, status: 200 },
+    { name: 'price 0 endpoint', method: 'GET', path: 'free', fast: true, status: 200 },
+    {
+      name: 'price 0 endpoint with a listed Origin',
+      method: 'GET',
+      path: 'free?x=1',
+      headers: { origin: PAGE },
+      fast: true,
+      status: 200,
+    },
+
     { name: 'unknown endpoint', method: 'GET', path: 'nothing', fast: false, status: 404 },
     {
       name: 'X-PAYMENT garbage',
@@ -366,6 +379,55 @@ describe('the fast 402 answers exactly as the marketplace route', () => {
   });
 });
 
+describe('the fast path forwards a free endpoint exactly as the marketplace route', () => {
+  let h: Harness;
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    h = await startHarness({
+      logLines: lines,
+      env: {
+        LOG_LEVEL: 'debug',
+        TOLLGATE_CORS_ORIGINS: PAGE,
+        TOLLGATE_RATE_LIMIT_PER_MIN: '100000',
+        PLATFORM_FEE_MIN: '0',
+      },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  /** `fault`: the scripted upstream's answer (test-upstream.ts), or the upstream's 'big' mode (256 KB). */
+  const cases: { fault: string; status: number; headers?: Record<string, string>; method?: string }[] = [
+    { fault: 'ok', status: 200 },
+    { fault: 'ok', status: 200, headers: { origin: PAGE } },
+    { fault: 'ok', status: 200, headers: { origin: 'https://other.example' } },
+    { fault: 'chunked', status: 200 },
+    { fault: 'slow3x10', status: 200, headers: { origin: PAGE } },
+    { fault: 'status500', status: 500 },
+    { fault: 'status404', status: 404 },
+    { fault: 'status204', status: 204 },
+    { fault: 'status304', status: 304 },
+    { fault: 'reset', status: 502 },
+    { fault: 'cut', status: 502 },
+    { fault: 'hang', status: 504 },
+    { fault: 'big', status: 200 },
+  ];
+  for (const c of cases) {
+    const name = `${c.fault}${c.headers ? ` with Origin ${c.headers['origin']}` : ''}`;
+    it(`upstream ${name}: the fast path answers ${c.status}, the same as the route`, async () => {
+      h.upstream.mode = c.fault === 'big' ? 'big' : 'scripted';
+      const url = `/p/${h.project.slug}/free?fault=${c.fault}&case=${randomBytes(3).toString('hex')}`;
+      await h.app.inject({ method: 'GET', url: `/p/${h.project.slug}/items` });
+      const { real, fast } = await compare(h, lines, { method: 'GET', url, headers: c.headers ?? {} });
+      expect(real.status).toBe(c.status);
+      expect(fast).toBe(true);
+      if (c.fault === 'big') expect(real.body.length).toBe(256 * 1024);
+    }, 20_000);
+  }
+});
+
 describe('the fast 402 and the rate limit', () => {
   let h: Harness;
   const lines: string[] = [];
@@ -381,10 +443,10 @@ describe('the fast 402 and the rate limit', () => {
     const url = `/p/${h.project.slug}/items`;
     // Loads the catalogue (one token).
     expect((await overHttp(h.baseUrl, { method: 'GET', url, headers: {} })).status).toBe(402);
-    const before = fast402Answered(h.app);
+    const before = fastUnpaidAnswered(h.app);
     expect((await overHttp(h.baseUrl, { method: 'GET', url, headers: {} })).status).toBe(402);
     expect((await overHttp(h.baseUrl, { method: 'GET', url, headers: {} })).status).toBe(402);
-    expect(fast402Answered(h.app) - before).toBe(2);
+    expect(fastUnpaidAnswered(h.app) - before).toBe(2);
     // Tokens spent by the fast path count: the fourth request is refused (app.inject shares the bucket).
     const { real, fast } = await compare(h, lines, { method: 'GET', url, headers: {} });
     expect(real.status).toBe(429);
