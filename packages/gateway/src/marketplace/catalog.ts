@@ -39,27 +39,46 @@ export function createCatalog(store: Store, ttlMs: number, now: () => number = D
     };
   }
 
+  /** The one load of `slug` under way (shared by every caller), cached when it lands. */
+  function reload(slug: string): Promise<CatalogEntry | null> {
+    let pending = loading.get(slug);
+    if (!pending) {
+      pending = load(slug)
+        .then((entry) => {
+          if (cache.size >= MAX_ENTRIES && !cache.has(slug))
+            cache.delete(cache.keys().next().value as string);
+          cache.set(slug, { at: now(), entry });
+          return entry;
+        })
+        .finally(() => loading.delete(slug));
+      loading.set(slug, pending);
+    }
+    return pending;
+  }
+
   return {
     async get(slug: string): Promise<CatalogEntry | null> {
       const hit = cache.get(slug);
       if (hit && now() - hit.at < ttlMs) return hit.entry;
-      let pending = loading.get(slug);
-      if (!pending) {
-        pending = load(slug).finally(() => loading.delete(slug));
-        loading.set(slug, pending);
-      }
-      const entry = await pending;
-      if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
-      cache.set(slug, { at: now(), entry });
-      return entry;
+      return reload(slug);
     },
     /**
-     * The cached snapshot without waiting: undefined when get() would load (a miss or a
-     * stale entry), so a synchronous caller (the fast path, http/fast-unpaid.ts) leaves the request to one that awaits.
+     * The cached snapshot without waiting, for a synchronous caller (the fast path,
+     * http/fast-unpaid.ts). A fresh one as get() would give it. One past its TTL but
+     * younger than twice the TTL is still given while a reload runs in the background, so
+     * the hot path does not fall back to the awaiting route once per TTL; a failed reload
+     * is left to get() to report (the route awaits it and answers the error). undefined
+     * for a miss or an older entry: the caller leaves the request to get().
      */
     peek(slug: string): CatalogEntry | null | undefined {
       const hit = cache.get(slug);
-      return hit && now() - hit.at < ttlMs ? hit.entry : undefined;
+      if (!hit) return undefined;
+      const age = now() - hit.at;
+      if (age < ttlMs) return hit.entry;
+      if (age >= 2 * ttlMs) return undefined;
+      // The route's get() reports a failure; this one only refreshes.
+      reload(slug).catch(() => undefined);
+      return hit.entry;
     },
     /** Drops cached snapshots (all, or one slug) after a local provider edit. */
     invalidate(slug?: string): void {
