@@ -27,16 +27,15 @@
  * have matched. test/http/fast-unpaid-parity.test.ts compares the two.
  *
  * Where the route's behaviour is an accident of Fastify, the fast path does better and
- * says so: a client that leaves before the answer still gets its access line (status
- * 499), and an answer of unknown length whose upstream fails before its first byte is a
- * clean 502/504 (the route answers 500).
+ * says so: an answer of unknown length whose upstream fails before its first byte is a
+ * clean 502/504 (the route answers 500 with the upstream's headers).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EMPTY_BODY_SHA256 } from '@tollgate/protocol';
 import type { Deps } from '../deps.ts';
 import { ERROR_STATUS, type ErrorCode, errorBody } from '../errors.ts';
 import { splitMarketplaceTarget } from '../marketplace/paths.ts';
-import type { RelaySink } from '../proxy/forward.ts';
+import type { Relay, RelaySink } from '../proxy/forward.ts';
 import type { ResponseHeaders } from '../proxy/forward-headers.ts';
 import { CLIENT_ABORTED_CODE } from '../proxy/upstream-error.ts';
 import type { Api, Endpoint } from '../store/store.ts';
@@ -75,9 +74,6 @@ export interface FastUnpaid {
 
 const METHODS: ReadonlySet<string> = new Set(MARKETPLACE_METHODS);
 const [ROUTE_SLUG_ONLY, ROUTE_WITH_PATH] = MARKETPLACE_ROUTES;
-/** The access line's status for a client that left before the answer (nginx's convention). */
-const CLIENT_CLOSED = 499;
-
 /** The route pattern Fastify would have matched for `url` under /p/<slug>. */
 function patternOf(url: string, slug: string): string {
   return url.charCodeAt(3 + slug.length) === 47 ? ROUTE_WITH_PATH : ROUTE_SLUG_ONLY;
@@ -208,19 +204,20 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     return true;
   }
 
-  /** Writes the access line and metrics once the answer is done (or the client left: 499). */
+  /**
+   * Writes the access line and metrics once the answer is done, as the route's onResponse
+   * hook does: on `finish` (or a response error). A client that left before the answer
+   * was finished gets no line, as on every route (docs/operations.md).
+   */
   function recordWhenDone(a: Answering): void {
     const { res } = a;
     const done = () => {
       res.removeListener('finish', done);
       res.removeListener('error', done);
-      res.removeListener('close', done);
-      const status = res.headersSent ? res.statusCode : CLIENT_CLOSED;
-      record(a.reqId, a.method, a.url, a.pattern, status, performance.now() - a.started, a.log);
+      record(a.reqId, a.method, a.url, a.pattern, res.statusCode, performance.now() - a.started, a.log);
     };
     res.on('finish', done);
     res.on('error', done);
-    res.on('close', done);
   }
 
   /** An error answer as the route's sendError renders it (a /p route: the flat shape). */
@@ -294,7 +291,7 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
             sendError(a, 'upstream_error', 'the upstream failed while sending its answer', {
               reason: 'length_mismatch',
             });
-            relay.abort();
+            relay?.abort();
             return true;
           }
           chunks.push(chunk);
@@ -351,7 +348,56 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
         }
       },
     };
-    const relay = deps.forwarder.relay(
+    // A throw in the sink (a bug, or a header Node refuses to send) must not reach undici's
+    // parser callbacks: the answer is given up, logged, and the exchange ended.
+    const broken = (err: unknown) => {
+      mode = 'over';
+      chunks = [];
+      deps.log.error({ err, reqId: a.reqId, endpoint: endpoint.id }, 'fast forward failed');
+      relay?.abort();
+      if (!res.headersSent && !res.destroyed) {
+        try {
+          sendError(a, 'internal_error', 'internal error', {});
+          return;
+        } catch {
+          // Nothing could be sent: the connection is cut below.
+        }
+      }
+      res.destroy();
+    };
+    const guarded: RelaySink = {
+      head(code, upstream) {
+        try {
+          sink.head(code, upstream);
+        } catch (err) {
+          broken(err);
+        }
+      },
+      data(chunk) {
+        try {
+          return sink.data(chunk);
+        } catch (err) {
+          broken(err);
+          return true;
+        }
+      },
+      end() {
+        try {
+          sink.end();
+        } catch (err) {
+          broken(err);
+        }
+      },
+      fail(failure) {
+        try {
+          sink.fail(failure);
+        } catch (err) {
+          broken(err);
+        }
+      },
+    };
+    let relay: Relay | null = null;
+    relay = deps.forwarder.relay(
       forwardRequest(api, originAuth(api, deps), target, {
         method: a.method,
         headers: req.headers,
@@ -361,12 +407,13 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
         forwardedProto,
         requestId: a.reqId,
       }),
-      sink,
+      guarded,
     );
-    res.on('drain', () => relay.resume());
+    const started = relay;
+    res.on('drain', () => started.resume());
     // A client that leaves ends the exchange (an unpaid request owes it nothing).
     res.once('close', () => {
-      if (!res.writableFinished) relay.abort();
+      if (!res.writableFinished) started.abort();
     });
   }
 
