@@ -153,8 +153,11 @@ describe('sqlite commits acknowledged only once durable', () => {
     ddb = new Kysely<Db>({ dialect: new NodeSqliteDialect({ database, durability: durable.durability }) });
   });
   afterEach(async () => {
-    for (const p of durable.pending) p.resolve();
-    await ddb.destroy();
+    // Completes every sync, including those the close itself waits for.
+    const closed = ddb.destroy();
+    do for (const p of durable.pending) p.resolve();
+    while (!(await settled(closed)));
+    await closed;
   });
 
   it('resolves a group of writes only after the WAL sync that began after their commit', async () => {
@@ -201,6 +204,41 @@ describe('sqlite commits acknowledged only once durable', () => {
     const before = durable.pending.length;
     await ddb.selectFrom('items').selectAll().execute();
     expect(durable.pending).toHaveLength(before);
+  });
+
+  it('a read after a commit whose sync is already asked for joins that sync instead of asking for another', async () => {
+    const write = ddb.insertInto('items').values({ id: 1, label: 'a', qty: 1 }).execute();
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    // The write's sync began after its commit; the read needs nothing newer.
+    expect(durable.pending).toHaveLength(1);
+    const reads = [1, 2, 3].map(() => ddb.selectFrom('items').selectAll().execute());
+    expect(await settled(Promise.all(reads))).toBe(false);
+    expect(durable.pending).toHaveLength(1);
+    durable.pending[0]!.resolve();
+    await write;
+    // The one sync answered them all: no second one to wait for.
+    expect(await settled(Promise.all(reads))).toBe(true);
+    for (const r of await Promise.all(reads)) expect(r).toEqual([{ id: 1, label: 'a', qty: 1 }]);
+    expect(durable.pending).toHaveLength(1);
+  });
+
+  it('a read after a commit newer than the running sync waits for the next sync', async () => {
+    const first = ddb.insertInto('items').values({ id: 1, label: 'a', qty: 1 }).execute();
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    const second = ddb.insertInto('items').values({ id: 2, label: 'b', qty: 1 }).execute();
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    const read = ddb.selectFrom('items').selectAll().execute();
+    durable.pending[0]!.resolve();
+    await first;
+    // The first sync began before the second commit: it does not cover what the read may see.
+    expect(await settled(read)).toBe(false);
+    expect(durable.pending).toHaveLength(2);
+    durable.pending[1]!.resolve();
+    await second;
+    expect(await read).toHaveLength(2);
   });
 
   it('a write that fails on a row of the same batch answers only once that batch is on disk', async () => {

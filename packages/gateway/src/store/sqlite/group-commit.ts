@@ -64,12 +64,23 @@ export class SqliteExecutor {
     this.#committed += 1;
   }
 
-  /** Resolves once every commit made so far is on disk. */
+  /** The last sync asked for, and how many commits it covers (all made before it was asked). */
+  #asked: { upTo: number; done: Promise<void> } | null = null;
+
+  /**
+   * Resolves once every commit made so far is on disk. A sync already asked for after the
+   * latest commit covers it: the caller joins that one instead of asking for another (reads
+   * of a busy store would otherwise add a sync each).
+   */
   durable(): Promise<void> {
     const upTo = this.#committed;
-    return this.#durability.sync().then(() => {
+    const asked = this.#asked;
+    if (asked !== null && asked.upTo >= upTo) return asked.done;
+    const done = this.#durability.sync().then(() => {
       if (upTo > this.#synced) this.#synced = upTo;
     });
+    this.#asked = { upTo, done };
+    return done;
   }
 
   /**
