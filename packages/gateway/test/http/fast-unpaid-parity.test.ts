@@ -16,6 +16,15 @@ import { publishProject } from '../../src/marketplace/publish.ts';
 import { type Harness, startHarness } from '../support/gateway-harness.ts';
 
 const PAGE = 'https://app.example.com';
+/** The gateways compared: every access line logged, one listed page origin, no rate limit in the way. */
+const PARITY_ENV = {
+  // Debug: the access line of every answer (a 2xx's is debug).
+  LOG_LEVEL: 'debug',
+  TOLLGATE_CORS_ORIGINS: PAGE,
+  TOLLGATE_RATE_LIMIT_PER_MIN: '100000',
+  // A price of 0 is then free (forwarded, no 402).
+  PLATFORM_FEE_MIN: '0',
+};
 
 interface Answer {
   status: number;
@@ -206,14 +215,7 @@ describe('the fast 402 answers exactly as the marketplace route', () => {
   beforeAll(async () => {
     h = await startHarness({
       logLines: lines,
-      env: {
-        // Debug: the access line of every answer (a 2xx's is debug).
-        LOG_LEVEL: 'debug',
-        TOLLGATE_CORS_ORIGINS: PAGE,
-        TOLLGATE_RATE_LIMIT_PER_MIN: '100000',
-        // A price of 0 is then free (forwarded, no 402).
-        PLATFORM_FEE_MIN: '0',
-      },
+      env: PARITY_ENV,
     });
     v2Slug = `v2-${randomBytes(3).toString('hex')}`;
     await publishProject(h.store, {
@@ -386,12 +388,7 @@ describe('the fast path forwards a free endpoint exactly as the marketplace rout
   beforeAll(async () => {
     h = await startHarness({
       logLines: lines,
-      env: {
-        LOG_LEVEL: 'debug',
-        TOLLGATE_CORS_ORIGINS: PAGE,
-        TOLLGATE_RATE_LIMIT_PER_MIN: '100000',
-        PLATFORM_FEE_MIN: '0',
-      },
+      env: PARITY_ENV,
     });
   }, 120_000);
   afterAll(async () => {
