@@ -385,15 +385,46 @@ describe('the fast path forwards a free endpoint exactly as the marketplace rout
   let h: Harness;
   const lines: string[] = [];
 
+  /** A project whose free endpoints take other methods than GET. */
+  let methods = '';
+
   beforeAll(async () => {
     h = await startHarness({
       logLines: lines,
       env: PARITY_ENV,
     });
+    methods = `methods-${randomBytes(3).toString('hex')}`;
+    await publishProject(h.store, {
+      slug: methods,
+      name: 'free methods',
+      owner: { chain: 'solana', address: h.recipients.solana.provider },
+      api: { name: 'upstream', baseUrl: h.upstream.url },
+      endpoints: [
+        { method: 'HEAD', path: 'free', price: '0', timeoutMs: 2000 },
+        { method: 'DELETE', path: 'free', price: '0', timeoutMs: 2000 },
+        { method: 'OPTIONS', path: 'free', price: '0', timeoutMs: 2000 },
+      ],
+      rails: [
+        { chain: 'solana', network: h.config.chainNetwork, providerRecipient: h.recipients.solana.provider },
+      ],
+    });
   }, 120_000);
   afterAll(async () => {
     await h?.close();
   });
+
+  for (const method of ['HEAD', 'DELETE', 'OPTIONS']) {
+    it(`a free ${method} endpoint: the fast path forwards it, the same as the route`, async () => {
+      h.upstream.mode = 'scripted';
+      const url = `/p/${methods}/free?fault=ok&case=${randomBytes(3).toString('hex')}`;
+      await h.app.inject({ method: 'GET', url: `/p/${methods}/free` });
+      const { real, fast } = await compare(h, lines, { method, url, headers: { origin: PAGE } });
+      expect(real.status).toBe(200);
+      expect(fast).toBe(true);
+      const seen = h.upstream.answers.filter((a) => a.url.endsWith(url.slice(url.indexOf('?'))));
+      expect(seen).toHaveLength(2);
+    });
+  }
 
   /** `fault`: the scripted upstream's answer (test-upstream.ts), or the upstream's 'big' mode (256 KB). */
   const cases: { fault: string; status: number; headers?: Record<string, string>; method?: string }[] = [
