@@ -136,3 +136,25 @@ export function openAiErrorBody(
     requestId,
   };
 }
+
+/**
+ * The error answer to a request for `url`: status, headers and body (OpenAI's envelope on
+ * the /v1 routes that use it, else the flat one). The one renderer of every error the
+ * gateway sends: Fastify's (http/error-handling.ts) and the fast path's (http/fast-unpaid.ts).
+ */
+export function errorAnswer(
+  url: string,
+  code: ErrorCode,
+  message: string,
+  requestId: string,
+  extra: Record<string, unknown> = {},
+): { status: number; headers: { 'cache-control': string }; body: object } {
+  const openAi = code !== 'payment_required' && usesOpenAiErrors(url);
+  return {
+    status: ERROR_STATUS[code],
+    headers: { 'cache-control': 'no-store' },
+    body: openAi
+      ? openAiErrorBody(code, message, requestId, extra)
+      : errorBody(code, message, requestId, extra),
+  };
+}

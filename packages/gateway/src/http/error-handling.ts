@@ -3,14 +3,7 @@
  * registry, the flat and the OpenAI-style shapes); this file only sends them.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  ApiError,
-  ERROR_STATUS,
-  type ErrorCode,
-  errorBody,
-  openAiErrorBody,
-  usesOpenAiErrors,
-} from '../errors.ts';
+import { ApiError, type ErrorCode, errorAnswer } from '../errors.ts';
 
 export function sendError(
   reply: FastifyReply,
@@ -19,12 +12,9 @@ export function sendError(
   extra: Record<string, unknown> = {},
   headers: Record<string, string> = {},
 ): FastifyReply {
-  reply.code(ERROR_STATUS[code]).headers({ 'cache-control': 'no-store', ...headers });
-  const requestId = String(reply.request.id);
-  const openAi = code !== 'payment_required' && usesOpenAiErrors(reply.request.url);
-  return reply.send(
-    openAi ? openAiErrorBody(code, message, requestId, extra) : errorBody(code, message, requestId, extra),
-  );
+  const answer = errorAnswer(reply.request.url, code, message, String(reply.request.id), extra);
+  reply.code(answer.status).headers({ ...answer.headers, ...headers });
+  return reply.send(answer.body);
 }
 
 /** Maps Fastify's own errors (parsing, limits, validation) to our codes; never leaks a stack. */

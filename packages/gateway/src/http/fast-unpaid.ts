@@ -33,7 +33,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EMPTY_BODY_SHA256 } from '@tollgate/protocol';
 import type { Deps } from '../deps.ts';
-import { ERROR_STATUS, type ErrorCode, errorBody } from '../errors.ts';
+import { type ErrorCode, errorAnswer } from '../errors.ts';
 import { splitMarketplaceTarget } from '../marketplace/paths.ts';
 import type { Relay, RelaySink } from '../proxy/forward.ts';
 import type { ResponseHeaders } from '../proxy/forward-headers.ts';
@@ -112,10 +112,10 @@ class Headers implements HeaderEditor {
     this.values[name.toLowerCase()] = value;
   }
   hasHeader(name: string): boolean {
-    return this.values[name] !== undefined;
+    return this.values[name.toLowerCase()] !== undefined;
   }
   removeHeader(name: string): void {
-    delete this.values[name];
+    delete this.values[name.toLowerCase()];
   }
 }
 
@@ -220,18 +220,17 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     res.on('error', done);
   }
 
-  /** An error answer as the route's sendError renders it (a /p route: the flat shape). */
+  /** An error answer, rendered as the route's sendError renders it (errors.ts errorAnswer). */
   function sendError(a: Answering, code: ErrorCode, message: string, extra: Record<string, unknown>): void {
     const { res } = a;
     if (res.destroyed || res.headersSent) return;
-    const body = errorBody(code, message, a.reqId, extra);
-    noteErrorBody(a.log, body);
-    const json = JSON.stringify(body);
-    const out = ownHeaders(a.reqId, a.req.headers.origin).values;
-    out['cache-control'] = 'no-store';
+    const answer = errorAnswer(a.url, code, message, a.reqId, extra);
+    noteErrorBody(a.log, answer.body);
+    const json = JSON.stringify(answer.body);
+    const out = Object.assign(ownHeaders(a.reqId, a.req.headers.origin).values, answer.headers);
     out['content-type'] = 'application/json; charset=utf-8';
     out['content-length'] = String(Buffer.byteLength(json));
-    res.writeHead(ERROR_STATUS[code], out);
+    res.writeHead(answer.status, out);
     res.end(json);
   }
 
@@ -257,6 +256,9 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     let mode: 'wait' | 'buffer' | 'stream' | 'over' = 'wait';
     let chunks: Buffer[] = [];
     let size = 0;
+    // Null while relay() runs: a request that cannot be sent fails before it returns.
+    let relay: Relay | null = null;
+    const resume = () => relay?.resume();
 
     const streamHead = () => {
       overOriginHeaders(cors, headers, covered, req.headers.origin);
@@ -299,7 +301,9 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
         }
         if (mode !== 'stream' || res.destroyed) return true;
         if (!res.headersSent) streamHead();
-        return res.write(chunk);
+        if (res.write(chunk)) return true;
+        res.once('drain', resume);
+        return false;
       },
       end() {
         if (mode === 'buffer') {
@@ -396,7 +400,6 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
         }
       },
     };
-    let relay: Relay | null = null;
     relay = deps.forwarder.relay(
       forwardRequest(api, originAuth(api, deps), target, {
         method: a.method,
@@ -409,11 +412,9 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
       }),
       guarded,
     );
-    const started = relay;
-    res.on('drain', () => started.resume());
     // A client that leaves ends the exchange (an unpaid request owes it nothing).
     res.once('close', () => {
-      if (!res.writableFinished) started.abort();
+      if (!res.writableFinished) relay?.abort();
     });
   }
 

@@ -102,12 +102,12 @@ class RelayHandler implements Relay {
   private finished = false;
   private readonly timer: NodeJS.Timeout;
   private readonly sink: RelaySink;
-  private readonly head: boolean;
+  private readonly isHead: boolean;
   private readonly maxBytes: number;
 
-  constructor(sink: RelaySink, head: boolean, maxBytes: number, timeoutMs: number) {
+  constructor(sink: RelaySink, isHead: boolean, maxBytes: number, timeoutMs: number) {
     this.sink = sink;
-    this.head = head;
+    this.isHead = isHead;
     this.maxBytes = maxBytes;
     this.timer = setTimeout(relayDeadline, timeoutMs, this);
   }
@@ -139,7 +139,7 @@ class RelayHandler implements Relay {
   ): void {
     if (statusCode < 200 || this.finished) return;
     // A HEAD answer declares the length of a body it never sends.
-    const declared = this.head ? undefined : headers['content-length'];
+    const declared = this.isHead ? undefined : headers['content-length'];
     if (typeof declared === 'string' && Number(declared) > this.maxBytes) {
       this.done({ error: 'upstream_error', detail: RESPONSE_TOO_LARGE_CODE });
       controller.abort(new UpstreamError('upstream_error', RESPONSE_TOO_LARGE_CODE, 'response too large'));
@@ -173,7 +173,12 @@ class RelayHandler implements Relay {
 }
 
 function relayDeadline(handler: RelayHandler): void {
-  handler.stop(new UpstreamError('upstream_timeout', UPSTREAM_TIMEOUT_CODE, 'upstream deadline exceeded'));
+  handler.stop(deadlineError());
+}
+
+/** What an exchange is ended with when its deadline passes (forward and relay alike). */
+function deadlineError(): UpstreamError {
+  return new UpstreamError('upstream_timeout', UPSTREAM_TIMEOUT_CODE, 'upstream deadline exceeded');
 }
 
 export interface ForwarderOptions {
@@ -349,9 +354,7 @@ export function createForwarder(opts: ForwarderOptions): Forwarder {
 }
 
 function onDeadline(controller: AbortController): void {
-  controller.abort(
-    new UpstreamError('upstream_timeout', UPSTREAM_TIMEOUT_CODE, 'upstream deadline exceeded'),
-  );
+  controller.abort(deadlineError());
 }
 
 /**
