@@ -241,6 +241,56 @@ describe('sqlite commits acknowledged only once durable', () => {
     expect(await read).toHaveLength(2);
   });
 
+  it('a read queued behind a commit made while it waited answers only once that commit is on disk', async () => {
+    let endTrx!: () => void;
+    const held = new Promise<void>((r) => {
+      endTrx = r;
+    });
+    const trx = ddb.transaction().execute(async (t) => {
+      await t.insertInto('items').values({ id: 10, label: 'trx', qty: 1 }).execute();
+      await held;
+    });
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    // Both wait for the transaction: the write's flush first, then the read.
+    const write = ddb.insertInto('items').values({ id: 1, label: 'unsynced', qty: 1 }).execute();
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    const read = ddb.selectFrom('items').selectAll().execute();
+    endTrx();
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    durable.pending[0]!.resolve(); // the transaction's commit only
+    await trx;
+    // The read ran after the write's commit: it must wait for that commit's sync.
+    expect(await settled(write)).toBe(false);
+    expect(await settled(read)).toBe(false);
+    for (const p of durable.pending) p.resolve();
+    await write;
+    expect((await read).map((r) => r.id).sort()).toEqual([1, 10]);
+  });
+
+  it('after a failed sync, a read asks for a new one instead of failing with the old error', async () => {
+    const write = ddb.insertInto('items').values({ id: 1, label: 'a', qty: 1 }).execute();
+    expect(await settled(write)).toBe(false);
+    durable.pending[0]!.reject(new Error('EIO'));
+    await expect(write).rejects.toThrow('EIO');
+    const read = ddb.selectFrom('items').selectAll().execute();
+    expect(await settled(read)).toBe(false);
+    expect(durable.pending).toHaveLength(2);
+    durable.pending[1]!.resolve();
+    expect(await read).toHaveLength(1);
+  });
+
+  it('a write refused because of an earlier commit answers only once that commit is on disk', async () => {
+    const first = ddb.insertInto('items').values({ id: 1, label: 'a', qty: 1 }).execute();
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    const clash = ddb.insertInto('items').values({ id: 1, label: 'b', qty: 1 }).execute();
+    clash.catch(() => undefined);
+    // Refused on a row a crash could still take back: no answer yet.
+    expect(await settled(clash)).toBe(false);
+    for (const p of durable.pending) p.resolve();
+    await first;
+    await expect(clash).rejects.toThrow(/UNIQUE|constraint/i);
+  });
+
   it('a write that fails on a row of the same batch answers only once that batch is on disk', async () => {
     const first = ddb.insertInto('items').values({ id: 1, label: 'same', qty: 1 }).execute();
     const second = ddb.insertInto('items').values({ id: 2, label: 'same', qty: 1 }).execute();
@@ -285,6 +335,8 @@ describe('walFileSync', () => {
     const sync = walFileSync(`${file}-wal`);
     await Promise.all([sync.sync(), sync.sync()]);
     await sync.close();
+    // A sync asked for after close would open a descriptor nobody closes: refused.
+    await expect(sync.sync()).rejects.toThrow('closed');
     database.close();
     const missing = walFileSync(join(dir, 'absent.db-wal'));
     await expect(missing.sync()).rejects.toMatchObject({ code: 'ENOENT' });

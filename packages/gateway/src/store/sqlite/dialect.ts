@@ -80,8 +80,9 @@ class Mutex {
 /**
  * One node:sqlite handle serves every caller. An explicit transaction (Kysely's, or a raw
  * BEGIN on a connection() scope) holds the handle from BEGIN until the connection is
- * released; everything else runs between transactions: reads at once, autocommit writes
- * through the group commit (group-commit.ts), which also waits for open transactions.
+ * released; everything else runs between transactions: a read runs at once and answers
+ * once every commit it could have seen is on disk; autocommit writes go through the group
+ * commit (group-commit.ts), which also waits for open transactions.
  */
 class NodeSqliteDriver implements Driver {
   readonly #db: DatabaseSync;
@@ -192,12 +193,12 @@ class NodeSqliteConnection implements DatabaseConnection {
       return result;
     }
     if (isBatchableWrite(sqlText)) return this.#executor.write<R>(sqlText, params);
-    // Nothing is read (or begun) on top of a commit that is not on disk yet.
-    const pending = this.#executor.untilDurable();
-    if (pending) await pending;
     if (BEGIN.test(sqlText)) {
       this.#release = await this.#mutex.lock();
       try {
+        // Nothing is begun on top of a commit not on disk yet; under the lock none can follow.
+        const pending = this.#executor.untilDurable();
+        if (pending) await pending;
         return this.#executor.run<R>(sqlText, params);
       } catch (err) {
         this.unlock();
@@ -211,18 +212,20 @@ class NodeSqliteConnection implements DatabaseConnection {
     } finally {
       release();
     }
-    if (!READ_ONLY.test(sqlText)) {
-      this.#executor.noteCommit();
-      await this.#executor.durable();
-    }
+    if (!READ_ONLY.test(sqlText)) this.#executor.noteCommit();
+    // Answered only once every commit it could have seen (or made) is on disk: nobody acts on
+    // a row a crash could still take back. Each commit is counted in the turn that made it.
+    const pending = this.#executor.untilDurable();
+    if (pending) await pending;
     return result;
   }
 
   async *streamQuery<R>(compiledQuery: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
-    const pending = this.#release ? null : this.#executor.untilDurable();
-    if (pending) await pending;
     const release = this.#release ? null : await this.#mutex.lock();
     try {
+      // Under the lock no commit can follow: wait for those made so far (a transaction's BEGIN did).
+      const pending = release ? this.#executor.untilDurable() : null;
+      if (pending) await pending;
       const { stmt } = this.#executor.prepare(compiledQuery.sql);
       for (const row of stmt.iterate(...compiledQuery.parameters.map(toSqlite))) {
         yield { rows: [row as R] };

@@ -80,6 +80,10 @@ export class SqliteExecutor {
       if (upTo > this.#synced) this.#synced = upTo;
     });
     this.#asked = { upTo, done };
+    // A failed sync fails its own waiters only; the next caller asks for a new one.
+    done.catch(() => {
+      if (this.#asked?.done === done) this.#asked = null;
+    });
     return done;
   }
 
@@ -147,7 +151,14 @@ export class SqliteExecutor {
     }
     const failed = (p: Pending) => p.error !== undefined || !p.result;
     if (batch.every(failed)) {
-      for (const p of batch) p.reject(p.error);
+      // Nothing committed, but a failure can come from a row of an earlier commit (a unique
+      // key): answer once that is on disk, as a read would.
+      const answer = () => {
+        for (const p of batch) p.reject(p.error);
+      };
+      const pending = this.untilDurable();
+      if (pending) pending.then(answer, answer);
+      else answer();
       return;
     }
     // Even a failed write may have seen a row of this commit: every answer waits for the disk.

@@ -81,7 +81,10 @@ export class CoalescingSync implements Durability {
 /** fdatasync of `walPath` through one descriptor kept open. */
 export function walFileSync(walPath: string): Durability {
   let handle: Promise<FileHandle> | null = null;
+  let closed = false;
   const sync = new CoalescingSync(async () => {
+    // A sync asked for after close would open a descriptor nobody closes.
+    if (closed) throw new Error('the store is closed');
     handle ??= open(walPath, 'r').catch((err: unknown) => {
       handle = null;
       throw err;
@@ -92,6 +95,7 @@ export function walFileSync(walPath: string): Durability {
     sync: () => sync.sync(),
     async close() {
       await sync.close();
+      closed = true;
       const h = handle;
       handle = null;
       await (await h?.catch(() => null))?.close();
