@@ -2,7 +2,8 @@
  * Requests the gateway makes to its own routes in-process (an MCP tool call is served by
  * the route it stands for, through `app.inject`). They carry a header with a per-process
  * random token, so that what was already counted for the outer request (the rate limit)
- * is not counted again. A caller cannot forge it: the token never leaves the process (the
+ * is not counted again: the first in-process call of an outer request only (an MCP batch
+ * of many tool calls takes a token for each call after the first). A caller cannot forge it: the token never leaves the process (the
  * forwarder drops every client-sent `x-tollgate-*` header before the upstream).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
@@ -21,5 +22,7 @@ export function innerCallHeaders(): Record<string, string> {
 export function isInnerCall(headers: IncomingHttpHeaders): boolean {
   const given = headers[HEADER];
   if (typeof given !== 'string' || given.length !== TOKEN.length) return false;
-  return timingSafeEqual(Buffer.from(given), TOKEN_BYTES);
+  // Node reads header bytes as latin1: one byte per character, so the lengths match (a UTF-8
+  // encoding of bytes 0x80-0xFF would double them and make timingSafeEqual throw).
+  return timingSafeEqual(Buffer.from(given, 'latin1'), TOKEN_BYTES);
 }

@@ -66,7 +66,12 @@ export function mcpRoutes(app: FastifyInstance, deps: Deps): void {
     if (scope.slug !== undefined && !(isSlug(scope.slug) && (await deps.catalog.get(scope.slug)))) {
       return sendError(reply, 'not_found', `no project ${JSON.stringify(scope.slug.slice(0, 64))}`);
     }
+    // The outer request took one rate-limit token: its first in-process call is covered by
+    // it, every further one (a JSON-RPC batch of tool calls) takes its own.
+    let covered = true;
     const invoke: Invoke = async (call) => {
+      const inner = covered ? innerCallHeaders() : {};
+      covered = false;
       const res = await app.inject({
         method: call.method as 'GET',
         url: call.url,
@@ -75,7 +80,7 @@ export function mcpRoutes(app: FastifyInstance, deps: Deps): void {
           host: String(request.headers.host ?? ''),
           'user-agent': 'tollgate-mcp',
           'x-request-id': `${String(request.id).slice(0, 59)}.call`,
-          ...innerCallHeaders(),
+          ...inner,
         },
         remoteAddress: request.ip,
         ...(call.body ? { payload: call.body } : {}),

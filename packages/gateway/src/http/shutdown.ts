@@ -12,6 +12,8 @@ import type { FastifyInstance } from 'fastify';
 export function closeConnectionsAfterLastResponse(app: FastifyInstance): void {
   app.addHook('preClose', (done) => {
     app.server.keepAliveTimeout = 1;
+    // Node 24 adds this buffer (1 s by default) to the keep-alive timeout of every socket.
+    app.server.keepAliveTimeoutBuffer = 0;
     done();
   });
 }

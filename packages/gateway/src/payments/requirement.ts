@@ -72,11 +72,7 @@ const hashAccept = (o: Omit<QuotedOption, 'memo'>) => ({
  * issueRequirement computes the same hash through its quote's requestHasher (the quote's
  * fields written once); requirement.test.ts checks that the two agree.
  */
-export function requestHashFor(
-  claims: Omit<RequirementClaims, 'requestHash'>,
-  req: RequestFacts,
-  expiresAt?: string,
-): string {
+export function requestHashFor(claims: Omit<RequirementClaims, 'requestHash'>, req: RequestFacts): string {
   return computeRequestHash({
     scheme: claims.scheme,
     method: req.method,
@@ -86,7 +82,7 @@ export function requestHashFor(
     fee: claims.fee,
     accepts: claims.options.map(hashAccept),
     nonce: claims.nonce,
-    expiresAt: expiresAt ?? new Date(claims.expiresAtMs).toISOString(),
+    expiresAt: new Date(claims.expiresAtMs).toISOString(),
   });
 }
 
