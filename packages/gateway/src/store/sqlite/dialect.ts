@@ -15,6 +15,12 @@ import type {
   QueryResult,
 } from 'kysely';
 import { CompiledQuery, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
+import {
+  type Checkpoints,
+  type MainHandle,
+  NO_CHECKPOINTS,
+  SQLITE_AUTOCHECKPOINT_PAGES,
+} from './checkpoints.ts';
 import { isBatchableWrite, SqliteExecutor } from './group-commit.ts';
 import { type Durability, NO_DURABILITY } from './wal-sync.ts';
 
@@ -26,6 +32,11 @@ export interface NodeSqliteDialectConfig {
    * (`:memory:`, or a database whose `synchronous` setting syncs inside COMMIT itself).
    */
   durability?: Durability;
+  /**
+   * Who checkpoints the WAL (checkpoints.ts), given the handle's lock; none by default
+   * (SQLite's automatic checkpoint, on the event loop).
+   */
+  checkpoints?: (main: MainHandle) => Checkpoints;
 }
 
 export class NodeSqliteDialect implements Dialect {
@@ -36,7 +47,11 @@ export class NodeSqliteDialect implements Dialect {
   }
 
   createDriver(): Driver {
-    return new NodeSqliteDriver(this.#config.database, this.#config.durability ?? NO_DURABILITY);
+    return new NodeSqliteDriver(
+      this.#config.database,
+      this.#config.durability ?? NO_DURABILITY,
+      this.#config.checkpoints,
+    );
   }
   createQueryCompiler(): QueryCompiler {
     return new SqliteQueryCompiler();
@@ -89,10 +104,23 @@ class NodeSqliteDriver implements Driver {
   readonly #mutex = new Mutex();
   readonly #executor: SqliteExecutor;
   readonly #durability: Durability;
+  readonly #checkpoints: Checkpoints;
 
-  constructor(db: DatabaseSync, durability: Durability) {
+  constructor(db: DatabaseSync, durability: Durability, checkpoints?: (main: MainHandle) => Checkpoints) {
     this.#db = db;
     this.#durability = durability;
+    this.#checkpoints =
+      checkpoints?.({
+        exclusive: async (fn) => {
+          const release = await this.#mutex.lock();
+          try {
+            return await fn();
+          } finally {
+            release();
+          }
+        },
+        autoCheckpoint: () => db.exec(`PRAGMA wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`),
+      }) ?? NO_CHECKPOINTS;
     this.#executor = new SqliteExecutor(
       db,
       (flush) => {
@@ -105,6 +133,7 @@ class NodeSqliteDriver implements Driver {
         });
       },
       durability,
+      this.#checkpoints,
     );
   }
 
@@ -144,6 +173,8 @@ class NodeSqliteDriver implements Driver {
     (await this.#mutex.lock())();
     await new Promise<void>((r) => setImmediate(r));
     (await this.#mutex.lock())();
+    // The checkpoint thread's connection closes first: the handle, closed last, removes the WAL.
+    await this.#checkpoints.close();
     await this.#durability.close();
     if (this.#db.isOpen) this.#db.close();
   }

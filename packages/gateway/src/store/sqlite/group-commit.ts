@@ -12,6 +12,7 @@
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type { QueryResult } from 'kysely';
+import { type Checkpoints, NO_CHECKPOINTS } from './checkpoints.ts';
 import type { Durability } from './wal-sync.ts';
 
 /** Statements are prepared once and reused: the hot paths run the same few queries. */
@@ -48,11 +49,18 @@ export class SqliteExecutor {
   /** Runs a flush once nothing else holds the connection (an open transaction). */
   readonly #whenFree: (flush: () => void) => void;
   readonly #durability: Durability;
+  readonly #checkpoints: Checkpoints;
 
-  constructor(db: DatabaseSync, whenFree: (flush: () => void) => void, durability: Durability) {
+  constructor(
+    db: DatabaseSync,
+    whenFree: (flush: () => void) => void,
+    durability: Durability,
+    checkpoints: Checkpoints = NO_CHECKPOINTS,
+  ) {
     this.#db = db;
     this.#whenFree = whenFree;
     this.#durability = durability;
+    this.#checkpoints = checkpoints;
   }
 
   /** Commits made through this handle, and how many of them are known to be on disk. */
@@ -62,6 +70,7 @@ export class SqliteExecutor {
   /** Counts a commit made outside the group (an explicit transaction, a lone statement). */
   noteCommit(): void {
     this.#committed += 1;
+    this.#checkpoints.committed();
   }
 
   /** The last sync asked for, and how many commits it covers (all made before it was asked). */

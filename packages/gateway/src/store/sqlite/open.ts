@@ -8,6 +8,7 @@ import type { Database } from '../kysely/schema.ts';
 import { migrateToLatest } from '../migrations/migrate.ts';
 import type { Store } from '../store.ts';
 import { sqliteBackend } from './backend.ts';
+import { backgroundCheckpoints, type MainHandle } from './checkpoints.ts';
 import { NodeSqliteDialect } from './dialect.ts';
 import { walFileSync } from './wal-sync.ts';
 
@@ -54,6 +55,8 @@ export async function openSqliteStore(location: string, opts: { logger?: StoreLo
     // NORMAL: COMMIT no longer fsyncs on the event loop. Every commit is still on disk
     // before it is acknowledged: the dialect syncs the WAL itself, off the loop (wal-sync.ts).
     if (!memory) database.exec('PRAGMA synchronous = NORMAL');
+    // Checkpoints run on a worker thread (checkpoints.ts), not inside a COMMIT on the event loop.
+    if (!memory) database.exec('PRAGMA wal_autocheckpoint = 0');
     database.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     database.exec('PRAGMA foreign_keys = ON');
   } catch (err) {
@@ -64,7 +67,13 @@ export async function openSqliteStore(location: string, opts: { logger?: StoreLo
     dialect: new NodeSqliteDialect({
       database,
       // SQLite keeps the WAL beside the real file when the path is a symlink.
-      ...(memory ? {} : { durability: walFileSync(`${realpathSync(location)}-wal`) }),
+      ...(memory
+        ? {}
+        : {
+            durability: walFileSync(`${realpathSync(location)}-wal`),
+            checkpoints: (main: MainHandle) =>
+              backgroundCheckpoints(realpathSync(location), main, opts.logger ? { log: opts.logger } : {}),
+          }),
     }),
   });
   const backend = sqliteBackend(db);
