@@ -1,0 +1,49 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const LOGGER = fileURLToPath(new URL('./logger.ts', import.meta.url));
+
+/** Runs `body` in a child whose logger writes to its stdout (a pipe); resolves with the lines it wrote. */
+function child(body: string, onLine?: (line: string, kill: () => void) => void): Promise<string[]> {
+  const script = `import { createLogger } from ${JSON.stringify(LOGGER)};\nconst log = createLogger('info');\n${body}`;
+  const proc = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const lines: string[] = [];
+  let rest = '';
+  proc.stdout.setEncoding('utf8');
+  proc.stdout.on('data', (chunk: string) => {
+    const parts = (rest + chunk).split('\n');
+    rest = parts.pop() ?? '';
+    for (const line of parts) {
+      lines.push(line);
+      onLine?.(line, () => proc.kill('SIGTERM'));
+    }
+  });
+  return new Promise((resolve, reject) => {
+    proc.on('error', reject);
+    proc.on('close', () => resolve(lines));
+  });
+}
+
+describe('the stdout logger (buffered)', () => {
+  it('writes a lone line out while the process keeps running', async () => {
+    // The child logs once and then idles; it is stopped only once the line arrived.
+    const lines = await child(`log.info({ n: 1 }, 'lone');\nsetInterval(() => {}, 1000);`, (line, kill) => {
+      if (line.includes('"lone"')) kill();
+    });
+    expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['lone']);
+  });
+
+  it('loses no line when the process exits right after writing them', async () => {
+    const lines = await child(`for (let i = 0; i < 2000; i++) log.info({ i }, 'line');\nprocess.exit(0);`);
+    expect(lines).toHaveLength(2000);
+    expect(lines.map((l) => JSON.parse(l).i)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
+  });
+
+  it('loses no line when the process dies of an uncaught error', async () => {
+    const lines = await child(`log.info('before');\nsetImmediate(() => { throw new Error('boom'); });`);
+    expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['before']);
+  });
+});
