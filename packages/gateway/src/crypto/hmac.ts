@@ -3,7 +3,8 @@
  * `crypto.hash` calls over the key's padded blocks, which are made once per key. The bytes
  * are createHmac's (hmac.test.ts checks it on random keys and messages); the cost per call is
  * about half, because no Hmac object is made and the digest is encoded by the hash call itself.
- * Used to sign requirement tokens on every 402 (payments/requirement-token.ts).
+ * Signs requirement tokens on every 402 and verifies them on every paid request
+ * (payments/requirement-token.ts).
  */
 import { hash } from 'node:crypto';
 

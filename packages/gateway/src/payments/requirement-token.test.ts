@@ -52,6 +52,19 @@ describe('requirement tokens', () => {
     expect(t.verify(altered)).toEqual({ ok: false, reason: 'requirement_forged' });
   });
 
+  it('refuse a token whose MAC is the right bytes written otherwise (padding, a stray or non-ASCII character)', () => {
+    const t = createRequirementTokens(keyRing(A, null, 'requirement-token/v1'));
+    const token = t.sign(claims);
+    const head = token.slice(0, token.lastIndexOf('.') + 1);
+    const mac = token.slice(head.length);
+    expect(t.verify(token).ok).toBe(true);
+    // Each decodes (base64url, leniently) to the same 32 bytes; only the canonical text is ours.
+    for (const written of [`${mac}=`, `${mac}*`, `${mac.slice(0, 10)} ${mac.slice(10)}`, `${mac}\u0100`]) {
+      expect(Buffer.from(written, 'base64url').equals(Buffer.from(mac, 'base64url'))).toBe(true);
+      expect(t.verify(`${head}${written}`)).toEqual({ ok: false, reason: 'requirement_forged' });
+    }
+  });
+
   it('refuse a token signed under another secret', () => {
     const other = createRequirementTokens(keyRing(B, null, 'requirement-token/v1'));
     const t = createRequirementTokens(keyRing(A, null, 'requirement-token/v1'));

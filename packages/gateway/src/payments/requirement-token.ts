@@ -4,10 +4,10 @@
  * exactly what was quoted (DESIGN §4.3). Format: `r1.<kid>.<payload b64url>.<mac b64url>`.
  * The key id names the key that signed it, so the secret can rotate.
  */
-import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { memoForNonce, USDC_SOLANA_MINT, USDC_SUI_COIN_TYPE } from '@tollgate/protocol';
 import type { ChainId } from '../chains/chain.ts';
-import { hmacSha256Base64url } from '../crypto/hmac.ts';
+import { type HmacSha256, hmacSha256Base64url } from '../crypto/hmac.ts';
 import type { DerivedKey } from '../crypto/keys.ts';
 
 export interface QuotedSplit {
@@ -130,16 +130,13 @@ function optionsJsonOf(c: RequirementClaims): string {
 export function createRequirementTokens(ring: DerivedKey[]) {
   const current = ring[0];
   if (!current) throw new Error('requirement tokens need a key');
-  // Verifying (every paid request) uses createHmac over KeyObjects made once (a raw Buffer key
-  // is re-validated on every call): a second implementation beside the signing one, which
-  // the tests cross-check.
-  const keys = new Map<string, KeyObject>(ring.map((k) => [k.kid, createSecretKey(k.key)]));
-  // Signing (every 402) uses the one-shot HMAC with the current key's pads made once; same bytes.
-  const signMac = hmacSha256Base64url(current.key);
+  // One keyed MAC per key of the ring, its pads made once (crypto/hmac.ts): the current key's
+  // signs (every 402), any key of the ring verifies (every paid request).
+  const macs = new Map<string, HmacSha256>(ring.map((k) => [k.kid, hmacSha256Base64url(k.key)]));
+  const signMac = macs.get(current.kid) as HmacSha256;
   const prefix = `r1.${current.kid}.`;
   const templates = new WeakMap<object, SignTemplate>();
   const scratch = Buffer.alloc(1024);
-  const mac = (kid: string, signed: string) => createHmac('sha256', keys.get(kid)!).update(signed).digest();
 
   return {
     /**
@@ -177,9 +174,11 @@ export function createRequirementTokens(ring: DerivedKey[]) {
       const parts = token.split('.');
       if (parts.length !== 4 || parts[0] !== 'r1') return { ok: false, reason: 'requirement_malformed' };
       const [, kid, payload, sig] = parts as [string, string, string, string];
-      if (!keys.has(kid)) return { ok: false, reason: 'requirement_forged' };
-      const expected = mac(kid, `r1.${kid}.${payload}`);
-      const given = Buffer.from(sig, 'base64url');
+      const mac = macs.get(kid);
+      if (!mac) return { ok: false, reason: 'requirement_forged' };
+      // The MAC we wrote is canonical base64url: the one given must be those very characters.
+      const expected = Buffer.from(mac(`r1.${kid}.${payload}`), 'latin1');
+      const given = Buffer.from(sig, 'utf8');
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
         return { ok: false, reason: 'requirement_forged' };
       }
