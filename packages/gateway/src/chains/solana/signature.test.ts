@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { getBase58Decoder, isSignature } from '@solana/kit';
+import { getBase58Decoder, getBase58Encoder, isSignature } from '@solana/kit';
 import { describe, expect, it } from 'vitest';
 import { base58ByteLength, isSolanaSignature } from './signature.ts';
 
@@ -25,6 +25,19 @@ describe('isSolanaSignature', () => {
     }
     for (const s of samples) expect([s, isSolanaSignature(s)]).toEqual([s, isSignature(s)]);
     expect(samples.filter((s) => isSolanaSignature(s)).length).toBeGreaterThan(40);
+  });
+
+  it('counts the bytes of any base58 text as @solana/kit decodes it, at every length', () => {
+    const encoder = getBase58Encoder();
+    for (let len = 0; len <= 120; len++) {
+      for (let k = 0; k < 12; k++) {
+        let s = '';
+        for (let i = 0; i < len; i++) s += ALPHABET[Math.floor(Math.random() * 58)];
+        if (k % 3 === 0) s = `${'1'.repeat(Math.min(len, k))}${s.slice(Math.min(len, k))}`;
+        if (k === 1) s = 'z'.repeat(len);
+        expect([s, base58ByteLength(s)]).toEqual([s, encoder.encode(s).length]);
+      }
+    }
   });
 
   it('refuses what is not base58 or not a string', () => {
