@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Kysely, sql } from 'kysely';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { NodeSqliteDialect } from '../../src/store/sqlite/dialect.ts';
 import { CoalescingSync, walFileSync } from '../../src/store/sqlite/wal-sync.ts';
 
@@ -23,6 +23,7 @@ let n = 0;
 let file: string;
 let db: Kysely<Db>;
 let other: DatabaseSync;
+let leftOpen: ReturnType<typeof vi.fn<(obj: object, msg?: string) => void>>;
 
 beforeEach(() => {
   file = join(dir, `g-${++n}.db`);
@@ -31,7 +32,8 @@ beforeEach(() => {
   database.exec(
     'create table items (id integer primary key, label text not null unique, qty integer not null check (qty >= 0))',
   );
-  db = new Kysely<Db>({ dialect: new NodeSqliteDialect({ database }) });
+  leftOpen = vi.fn();
+  db = new Kysely<Db>({ dialect: new NodeSqliteDialect({ database, log: { error: leftOpen } }) });
   other = new DatabaseSync(file);
 });
 afterEach(async () => {
@@ -96,6 +98,19 @@ describe('sqlite group commit', () => {
     const [a, b] = await Promise.all([insert(), insert()]);
     expect([a, b].filter((r) => r !== undefined)).toHaveLength(1);
     expect(count()).toBe(1);
+  });
+
+  it('rolls back a transaction its connection left open, so later writes are committed, not taken into it', async () => {
+    await expect(
+      db.connection().execute(async (conn) => {
+        await sql`begin immediate`.execute(conn);
+        await sql`insert into items (id, label, qty) values (1, 'left open', 1)`.execute(conn);
+        throw new Error('forgot to roll back');
+      }),
+    ).rejects.toThrow('forgot');
+    await db.insertInto('items').values({ id: 2, label: 'after', qty: 1 }).execute();
+    expect(other.prepare('select label from items').all()).toEqual([{ label: 'after' }]);
+    expect(leftOpen).toHaveBeenCalledTimes(1);
   });
 
   it('keeps writes issued during an open transaction out of it, committing them after it', async () => {
@@ -305,6 +320,15 @@ describe('sqlite commits acknowledged only once durable', () => {
     expect(await settled(write)).toBe(false);
     durable.pending[0]!.reject(new Error('EIO'));
     await expect(write).rejects.toThrow('EIO');
+  });
+
+  it('a transaction whose commit cannot be made durable fails with the sync error, not a rollback error', async () => {
+    const trx = ddb.transaction().execute(async (t) => {
+      await t.insertInto('items').values({ id: 1, label: 'a', qty: 1 }).execute();
+    });
+    expect(await settled(trx)).toBe(false);
+    durable.pending[0]!.reject(new Error('EIO'));
+    await expect(trx).rejects.toThrow('EIO');
   });
 
   it('an explicit transaction is acknowledged only once its commit is durable', async () => {

@@ -37,6 +37,12 @@ export interface NodeSqliteDialectConfig {
    * (SQLite's automatic checkpoint, on the event loop).
    */
   checkpoints?: (main: MainHandle) => Checkpoints;
+  /** Where a bug in a caller is reported (a transaction its connection left open). */
+  log?: DialectLog;
+}
+
+interface DialectLog {
+  error(obj: object, msg?: string): void;
 }
 
 export class NodeSqliteDialect implements Dialect {
@@ -51,6 +57,7 @@ export class NodeSqliteDialect implements Dialect {
       this.#config.database,
       this.#config.durability ?? NO_DURABILITY,
       this.#config.checkpoints,
+      this.#config.log,
     );
   }
   createQueryCompiler(): QueryCompiler {
@@ -106,8 +113,16 @@ class NodeSqliteDriver implements Driver {
   readonly #durability: Durability;
   readonly #checkpoints: Checkpoints;
 
-  constructor(db: DatabaseSync, durability: Durability, checkpoints?: (main: MainHandle) => Checkpoints) {
+  readonly #log: DialectLog | undefined;
+
+  constructor(
+    db: DatabaseSync,
+    durability: Durability,
+    checkpoints?: (main: MainHandle) => Checkpoints,
+    log?: DialectLog,
+  ) {
     this.#db = db;
+    this.#log = log;
     this.#durability = durability;
     this.#checkpoints =
       checkpoints?.({
@@ -140,7 +155,7 @@ class NodeSqliteDriver implements Driver {
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new NodeSqliteConnection(this.#executor, this.#mutex);
+    return new NodeSqliteConnection(this.#executor, this.#mutex, this.#log);
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
@@ -156,6 +171,9 @@ class NodeSqliteDriver implements Driver {
     await run(connection, 'commit');
   }
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    // A COMMIT that went through but could not be made durable has nothing left to roll back:
+    // the caller gets the sync's error, not SQLite's "no transaction is active".
+    if (!this.#db.isTransaction) return;
     await run(connection, 'rollback');
   }
   async savepoint(connection: DatabaseConnection, name: string): Promise<void> {
@@ -198,17 +216,33 @@ const READ_ONLY = /^\s*(select|explain)\b/i;
 class NodeSqliteConnection implements DatabaseConnection {
   readonly #executor: SqliteExecutor;
   readonly #mutex: Mutex;
+  readonly #log: DialectLog | undefined;
   /** Set while this acquisition holds the handle for a transaction. */
   #release: (() => void) | null = null;
 
-  constructor(executor: SqliteExecutor, mutex: Mutex) {
+  constructor(executor: SqliteExecutor, mutex: Mutex, log: DialectLog | undefined) {
     this.#executor = executor;
     this.#mutex = mutex;
+    this.#log = log;
   }
 
   unlock(): void {
     const release = this.#release;
     this.#release = null;
+    if (release && this.#executor.db.isTransaction) {
+      // Left open, the transaction would take in every later statement on the shared handle,
+      // acknowledged but never committed: undo it before anyone else runs.
+      let err: unknown;
+      try {
+        this.#executor.run('rollback', []);
+      } catch (e) {
+        err = e;
+      }
+      this.#log?.error(
+        err === undefined ? {} : { err },
+        'a SQLite connection was given back inside its transaction; rolled back',
+      );
+    }
     release?.();
   }
 

@@ -66,6 +66,7 @@ export async function openSqliteStore(location: string, opts: { logger?: StoreLo
   const db = new Kysely<Database>({
     dialect: new NodeSqliteDialect({
       database,
+      ...(opts.logger ? { log: opts.logger } : {}),
       // SQLite keeps the WAL beside the real file when the path is a symlink.
       ...(memory
         ? {}
