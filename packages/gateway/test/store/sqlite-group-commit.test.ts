@@ -366,4 +366,26 @@ describe('walFileSync', () => {
     await expect(missing.sync()).rejects.toMatchObject({ code: 'ENOENT' });
     await missing.close();
   });
+
+  it('after a failed sync, every later sync fails too: nothing later proves the earlier writes reached the disk', async () => {
+    const file = join(dir, `w-${++n}.db`);
+    const database = new DatabaseSync(file);
+    database.exec('PRAGMA journal_mode = WAL');
+    database.exec('create table t (id integer)');
+    let calls = 0;
+    const sync = walFileSync(`${file}-wal`, {
+      datasync: async (h) => {
+        calls += 1;
+        if (calls === 1) throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+        await h.datasync();
+      },
+    });
+    await expect(sync.sync()).rejects.toMatchObject({ code: 'EIO' });
+    const later = sync.sync();
+    await expect(later).rejects.toThrow(/earlier sync of the SQLite WAL failed/);
+    await expect(later).rejects.toMatchObject({ cause: { code: 'EIO' } });
+    expect(calls).toBe(1);
+    await sync.close();
+    database.close();
+  });
 });

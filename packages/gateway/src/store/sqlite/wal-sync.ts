@@ -78,18 +78,40 @@ export class CoalescingSync implements Durability {
   }
 }
 
-/** fdatasync of `walPath` through one descriptor kept open. */
-export function walFileSync(walPath: string): Durability {
+/**
+ * fdatasync of `walPath` through one descriptor kept open. A sync that fails breaks it for
+ * good: after a failed write-back Linux may mark the lost pages clean and report the error
+ * only once, so a later sync that succeeds proves nothing about the writes before it
+ * (PostgreSQL stops for the same reason). Every later sync fails too, so no commit is
+ * acknowledged and no read answers (the store's ping fails: readiness reports the database
+ * down) until the gateway restarts and SQLite recovers from what is on disk.
+ * `datasync` is the sync itself (tests make it fail).
+ */
+export function walFileSync(
+  walPath: string,
+  opts: { datasync?: (handle: FileHandle) => Promise<void> } = {},
+): Durability {
+  const datasync = opts.datasync ?? ((h: FileHandle) => h.datasync());
   let handle: Promise<FileHandle> | null = null;
   let closed = false;
+  let broken: unknown = null;
   const sync = new CoalescingSync(async () => {
     // A sync asked for after close would open a descriptor nobody closes.
     if (closed) throw new Error('the store is closed');
+    if (broken !== null) {
+      throw new Error('an earlier sync of the SQLite WAL failed; restart the gateway', { cause: broken });
+    }
     handle ??= open(walPath, 'r').catch((err: unknown) => {
       handle = null;
       throw err;
     });
-    await (await handle).datasync();
+    const h = await handle;
+    try {
+      await datasync(h);
+    } catch (err) {
+      broken = err;
+      throw err;
+    }
   });
   return {
     sync: () => sync.sync(),
