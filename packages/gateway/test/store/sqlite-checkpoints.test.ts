@@ -111,6 +111,37 @@ describe('sqlite checkpoints on a worker thread', () => {
     await again.close();
   });
 
+  it('holds the handle for a second pass only once the WAL has grown past 1000 pages', async () => {
+    const file = join(dir, 'passes.db');
+    const database = new DatabaseSync(file);
+    database.exec('PRAGMA journal_mode = WAL');
+    database.exec('PRAGMA wal_autocheckpoint = 0');
+    database.exec('create table blobs (id integer primary key, data blob not null)');
+    let held = 0;
+    const main: MainHandle = {
+      exclusive: (fn) => {
+        held += 1;
+        return fn();
+      },
+      autoCheckpoint: () => {},
+    };
+    const checkpoints = backgroundCheckpoints(file, main, { everyMs: 1 });
+    const insert = database.prepare('insert into blobs (data) values (?)');
+    // A few pages: the first pass copies them all, and the handle is never held.
+    insert.run(new Uint8Array(100));
+    checkpoints.committed();
+    await vi.waitFor(() => expect(size(file)).toBeGreaterThan(4096), { timeout: 10_000 });
+    expect(held).toBe(0);
+    // 1200 pages in one commit: a busy gateway's WAL, which gets the second pass.
+    database.exec('begin');
+    for (let i = 0; i < 1200; i++) insert.run(new Uint8Array(4000));
+    database.exec('commit');
+    checkpoints.committed();
+    await vi.waitFor(() => expect(held).toBe(1), { timeout: 10_000 });
+    await checkpoints.close();
+    database.close();
+  });
+
   it('a thread that cannot open the database hands checkpoints back to SQLite, logged once', async () => {
     const error = vi.fn();
     const autoCheckpoint = vi.fn();

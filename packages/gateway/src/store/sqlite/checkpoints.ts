@@ -7,11 +7,13 @@
  * (checkpoint-worker.ts) checkpoints instead, at most once per `everyMs` after a commit.
  *
  * A cycle has two steps. The first copies what the WAL holds while the gateway goes on
- * committing. The second runs while no statement can run on the gateway's handle (the
- * driver's lock: commits, reads and transactions wait, the event loop does not) and copies
- * the few pages committed during the first, so the cycle ends with every frame copied and
- * the next write starts the WAL over from its beginning. Without it a busy gateway, always
- * committing during the copy, would never reuse the WAL and the file would grow for ever.
+ * committing. When the WAL has grown past SQLite's own checkpoint size (1000 pages), a
+ * second step runs while no statement can run on the gateway's handle (the driver's lock:
+ * commits, reads and transactions wait, the event loop does not) and copies the few pages
+ * committed during the first, so the cycle ends with every frame copied and the next write
+ * starts the WAL over from its beginning. Without it a busy gateway, always committing
+ * during the copy, would never reuse the WAL and the file would grow for ever; a quieter
+ * one starts it over by itself after a first step that nothing interrupted.
  *
  * Nothing about durability changes: a commit is on disk once its WAL frames are synced
  * (wal-sync.ts), before and after a checkpoint copies them. If the worker cannot start,
@@ -112,8 +114,11 @@ export function backgroundCheckpoints(
   async function runCycle(): Promise<void> {
     dirty = false;
     try {
-      checked(await ask());
-      checked(await main.exclusive(ask));
+      const bulk = await ask();
+      checked(bulk);
+      // A WAL the first pass copied whole starts over at the next write; one past SQLite's own
+      // checkpoint size (a gateway busy writing all along) gets the pass that holds the handle.
+      if (bulk.ok && bulk.log >= SQLITE_AUTOCHECKPOINT_PAGES) checked(await main.exclusive(ask));
     } catch (err) {
       fallBack(err, 'a WAL checkpoint failed');
     } finally {
