@@ -36,6 +36,18 @@ describe('the stdout logger (buffered)', () => {
     expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['lone']);
   });
 
+  it('writes out a line that came while a burst was being written', async () => {
+    // A line, then, just before its flush is due, over 4 KB (written at once) and one more line:
+    // the flush finds that write under way, and must not leave the last line stranded.
+    const lines = await child(
+      `setTimeout(() => { log.info({ pad: 'B'.repeat(5000) }, 'burst'); log.info('tail'); }, 100);\nlog.info('first');\nsetInterval(() => {}, 1000);`,
+      (line, kill) => {
+        if (line.includes('"tail"')) kill();
+      },
+    );
+    expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['first', 'burst', 'tail']);
+  });
+
   it('loses no line when the process exits right after writing them', async () => {
     const lines = await child(`for (let i = 0; i < 2000; i++) log.info({ i }, 'line');\nprocess.exit(0);`);
     expect(lines).toHaveLength(2000);

@@ -57,32 +57,18 @@ export const LOG_FLUSH_MS = 100;
 
 /**
  * stdout, written in batches. pino's default destination is asynchronous but unbuffered:
- * every line (an access line per request) is its own write on libuv's thread pool, about
- * 30 µs of the event loop each on the bench VM (3 % of a paid request's CPU). This one
- * writes once LOG_BUFFER_BYTES are waiting, and at most LOG_FLUSH_MS after a line came
- * (one timer per window, only while lines come). pino flushes it synchronously when the
- * process exits, so an exit, planned or not, loses nothing; a process killed outright
- * (SIGKILL, power) loses at most the last LOG_FLUSH_MS of lines.
+ * every line (an access line per request) is its own write on libuv's thread pool. This one
+ * writes once LOG_BUFFER_BYTES are waiting, and sonic-boom's own timer flushes every
+ * LOG_FLUSH_MS (a flush that finds a write under way is retried on the next tick of it, so
+ * a line is out within about twice that). pino flushes it synchronously when the process
+ * exits, so an exit, planned or not, loses nothing; a process killed outright (SIGKILL,
+ * power) loses at most the last LOG_FLUSH_MS or two of lines.
  */
-export function bufferedStdout(
-  fd = process.stdout.fd ?? 1,
-): DestinationStream & { flush(cb?: () => void): void } {
-  const dest = pino.destination({ dest: fd, sync: false, minLength: LOG_BUFFER_BYTES });
-  let timer: NodeJS.Timeout | null = null;
-  const flushSoon = () => {
-    timer = null;
-    dest.flush();
-  };
-  return {
-    write(line: string) {
-      dest.write(line);
-      if (!timer) {
-        timer = setTimeout(flushSoon, LOG_FLUSH_MS);
-        timer.unref();
-      }
-    },
-    flush(cb?: () => void) {
-      dest.flush(cb);
-    },
-  };
+export function bufferedStdout(fd = process.stdout.fd ?? 1): DestinationStream {
+  return pino.destination({
+    dest: fd,
+    sync: false,
+    minLength: LOG_BUFFER_BYTES,
+    periodicFlush: LOG_FLUSH_MS,
+  });
 }
