@@ -4,10 +4,12 @@
  * database and started over, the data stays whole, and closing leaves no WAL behind. A
  * thread that cannot run hands checkpoints back to SQLite, and says so.
  */
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { fileURLToPath } from 'node:url';
 import { Kysely } from 'kysely';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { backgroundCheckpoints, type MainHandle } from '../../src/store/sqlite/checkpoints.ts';
@@ -124,6 +126,7 @@ describe('sqlite checkpoints on a worker thread', () => {
         return fn();
       },
       autoCheckpoint: () => {},
+      writable: () => true,
     };
     const checkpoints = backgroundCheckpoints(file, main, { everyMs: 1 });
     const insert = database.prepare('insert into blobs (data) values (?)');
@@ -145,7 +148,7 @@ describe('sqlite checkpoints on a worker thread', () => {
   it('a thread that cannot open the database hands checkpoints back to SQLite, logged once', async () => {
     const error = vi.fn();
     const autoCheckpoint = vi.fn();
-    const main: MainHandle = { exclusive: (fn) => fn(), autoCheckpoint };
+    const main: MainHandle = { exclusive: (fn) => fn(), autoCheckpoint, writable: () => true };
     const checkpoints = backgroundCheckpoints(join(dir, 'missing', 'dir', 'x.db'), main, {
       everyMs: 1,
       log: { error },
@@ -158,5 +161,56 @@ describe('sqlite checkpoints on a worker thread', () => {
     await checkpoints.close();
     expect(autoCheckpoint).toHaveBeenCalledTimes(1);
     expect(error).toHaveBeenCalledTimes(1);
+  });
+
+  it("runs no checkpoint once a WAL sync failed, neither its own nor SQLite's", async () => {
+    const file = join(dir, 'broken.db');
+    const database = new DatabaseSync(file);
+    database.exec('PRAGMA journal_mode = WAL');
+    database.exec('PRAGMA wal_autocheckpoint = 0');
+    database.exec('create table t (id integer)');
+    const error = vi.fn();
+    const autoCheckpoint = vi.fn();
+    let held = 0;
+    const main: MainHandle = {
+      exclusive: (fn) => {
+        held += 1;
+        return fn();
+      },
+      autoCheckpoint,
+      writable: () => false,
+    };
+    const checkpoints = backgroundCheckpoints(file, main, { everyMs: 1, log: { error } });
+    checkpoints.committed();
+    await vi.waitFor(() => expect(error).toHaveBeenCalledTimes(1));
+    expect(error.mock.calls[0]?.[1]).toMatch(/no checkpoint runs after a failed WAL sync/);
+    await checkpoints.close();
+    expect(autoCheckpoint).not.toHaveBeenCalled();
+    expect(held).toBe(0);
+    // Nothing was copied: the table is still only in the WAL.
+    expect(size(file)).toBe(4096);
+    database.close();
+  });
+
+  it('lets a process that opened a store and never closed it exit', async () => {
+    const file = join(dir, 'left-open.db');
+    const script = join(dir, 'left-open.mjs');
+    const open = fileURLToPath(new URL('../../src/store/sqlite/open.ts', import.meta.url));
+    writeFileSync(
+      script,
+      [
+        `import { openSqliteStore } from ${JSON.stringify(open)};`,
+        `await openSqliteStore(${JSON.stringify(file)});`,
+        `process.stdout.write('opened');`,
+      ].join('\n'),
+    );
+    const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(out).toBe('opened');
+    expect(code).toBe(0);
   });
 });

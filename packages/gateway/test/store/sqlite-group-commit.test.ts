@@ -388,4 +388,48 @@ describe('walFileSync', () => {
     await sync.close();
     database.close();
   });
+
+  it('once a sync failed, no write reaches SQLite: lone writes, batches and transactions are refused', async () => {
+    const file = join(dir, `w-${++n}.db`);
+    const database = new DatabaseSync(file);
+    database.exec('PRAGMA journal_mode = WAL');
+    database.exec('PRAGMA synchronous = NORMAL');
+    database.exec(
+      'create table items (id integer primary key, label text not null unique, qty integer not null)',
+    );
+    let calls = 0;
+    const durability = walFileSync(`${file}-wal`, {
+      datasync: async (h) => {
+        calls += 1;
+        if (calls === 1) throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+        await h.datasync();
+      },
+    });
+    const broken = new Kysely<Db>({ dialect: new NodeSqliteDialect({ database, durability }) });
+    // The write whose sync failed committed in SQLite; its caller was told it failed.
+    await expect(
+      broken.insertInto('items').values({ id: 1, label: 'a', qty: 1 }).execute(),
+    ).rejects.toMatchObject({
+      code: 'EIO',
+    });
+    const refused = /earlier sync of the SQLite WAL failed/;
+    await expect(broken.insertInto('items').values({ id: 2, label: 'b', qty: 1 }).execute()).rejects.toThrow(
+      refused,
+    );
+    await expect(
+      broken
+        .transaction()
+        .execute((t) => t.insertInto('items').values({ id: 3, label: 'c', qty: 1 }).execute()),
+    ).rejects.toThrow(refused);
+    await expect(sql`create table other (id integer)`.execute(broken)).rejects.toThrow(refused);
+    await expect(broken.selectFrom('items').selectAll().execute()).rejects.toThrow(refused);
+    const look = new DatabaseSync(file);
+    expect(look.prepare('select id from items').all()).toEqual([{ id: 1 }]);
+    expect(look.prepare("select count(*) as n from sqlite_master where name = 'other'").get()).toEqual({
+      n: 0,
+    });
+    look.close();
+    expect(calls).toBe(1);
+    await broken.destroy();
+  });
 });

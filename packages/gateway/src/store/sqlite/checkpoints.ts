@@ -41,6 +41,12 @@ export interface MainHandle {
   exclusive<T>(fn: () => Promise<T>): Promise<T>;
   /** Turns SQLite's automatic checkpoint back on (the worker is gone). */
   autoCheckpoint(): void;
+  /**
+   * False once a WAL sync failed (wal-sync.ts): the WAL's pages may then not be what was
+   * committed, and copying them into the database could spread the damage. No checkpoint
+   * runs after that, neither here nor SQLite's own.
+   */
+  writable(): boolean;
 }
 
 interface CheckpointLog {
@@ -61,7 +67,6 @@ export function backgroundCheckpoints(
   const worker = new Worker(new URL('./checkpoint-worker.ts', import.meta.url), {
     workerData: { path },
   });
-  worker.unref();
   let stopped = false;
   let closing = false;
   /** The request in flight, answered by the worker's next message. */
@@ -70,24 +75,35 @@ export function backgroundCheckpoints(
   let timer: NodeJS.Timeout | null = null;
   let dirty = false;
   let lastEnd = 0;
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+
+  /** No more checkpoints from the thread: a request in flight fails, the thread is ended. */
+  const stop = (err: Error) => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    timer = null;
+    waiting?.reject(err);
+    waiting = null;
+    void worker.terminate();
+  };
 
   /** The worker is gone or failing: SQLite checkpoints on the handle again, as before. */
   const fallBack = (err: unknown, msg: string) => {
     if (stopped) return;
-    stopped = true;
-    if (timer) clearTimeout(timer);
-    timer = null;
-    if (!closing) {
-      opts.log?.error({ err }, `${msg}; SQLite checkpoints on the event loop again`);
+    const error = err instanceof Error ? err : new Error(String(err));
+    stop(error);
+    if (closing) {
+      opts.log?.error({ err: error }, `${msg} while the store closed`);
+    } else if (!main.writable()) {
+      opts.log?.error({ err: error }, `${msg}; no checkpoint runs after a failed WAL sync`);
+    } else {
+      opts.log?.error({ err: error }, `${msg}; SQLite checkpoints on the event loop again`);
       try {
         main.autoCheckpoint();
       } catch (e) {
         opts.log?.error({ err: e }, 'could not turn SQLite automatic checkpoints back on');
       }
     }
-    waiting?.reject(err instanceof Error ? err : new Error(String(err)));
-    waiting = null;
-    void worker.terminate();
   };
 
   worker.on('message', (m: Reply | { ready: true }) => {
@@ -97,9 +113,10 @@ export function backgroundCheckpoints(
     w?.resolve(m);
   });
   worker.on('error', (err) => fallBack(err, 'the WAL checkpoint thread failed'));
-  worker.on('exit', (code) => {
-    if (!closing) fallBack(new Error(`exit code ${code}`), 'the WAL checkpoint thread stopped');
-  });
+  worker.on('exit', (code) => fallBack(new Error(`exit code ${code}`), 'the WAL checkpoint thread stopped'));
+  // After the listeners (adding one references the thread again): the thread alone never
+  // keeps the process alive; close() references it while it waits for it.
+  worker.unref();
 
   const ask = (): Promise<Reply> =>
     new Promise<Reply>((resolve, reject) => {
@@ -111,14 +128,24 @@ export function backgroundCheckpoints(
     if (!r.ok) throw new Error(r.message);
   };
 
+  /** A failed WAL sync: checkpoints stop for good (see MainHandle.writable). */
+  const halted = (): boolean => {
+    if (main.writable()) return false;
+    fallBack(new Error('a sync of the SQLite WAL failed'), 'WAL checkpoints stopped');
+    return true;
+  };
+
   async function runCycle(): Promise<void> {
     dirty = false;
     try {
+      if (halted()) return;
       const bulk = await ask();
       checked(bulk);
       // A WAL the first pass copied whole starts over at the next write; one past SQLite's own
       // checkpoint size (a gateway busy writing all along) gets the pass that holds the handle.
-      if (bulk.ok && bulk.log >= SQLITE_AUTOCHECKPOINT_PAGES) checked(await main.exclusive(ask));
+      if (bulk.ok && bulk.log >= SQLITE_AUTOCHECKPOINT_PAGES && !halted()) {
+        checked(await main.exclusive(ask));
+      }
     } catch (err) {
       fallBack(err, 'a WAL checkpoint failed');
     } finally {
@@ -148,13 +175,14 @@ export function backgroundCheckpoints(
       closing = true;
       if (timer) clearTimeout(timer);
       timer = null;
-      await cycle;
-      if (stopped) return;
-      stopped = true;
-      const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-      // Referenced again, so a process that awaits close() stays alive until the thread is gone.
+      // Referenced first, so a process that awaits close() stays alive until the thread is gone.
       worker.ref();
-      worker.postMessage('close');
+      await cycle;
+      if (!stopped) {
+        stopped = true;
+        worker.postMessage('close');
+      }
+      // The thread's connection closes before the handle's, which then removes the WAL.
       await exited;
     },
   };

@@ -135,6 +135,7 @@ class NodeSqliteDriver implements Driver {
           }
         },
         autoCheckpoint: () => db.exec(`PRAGMA wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`),
+        writable: () => !durability.failure?.(),
       }) ?? NO_CHECKPOINTS;
     this.#executor = new SqliteExecutor(
       db,
@@ -250,14 +251,22 @@ class NodeSqliteConnection implements DatabaseConnection {
     const sqlText = compiledQuery.sql;
     const params = compiledQuery.parameters.map(toSqlite);
     if (this.#release) {
+      const isCommit = COMMIT.test(sqlText);
+      // A WAL sync failed while this transaction ran: it is rolled back, never committed.
+      const failure = isCommit ? this.#executor.failure() : null;
+      if (failure) throw failure;
       const result = this.#executor.run<R>(sqlText, params);
-      if (COMMIT.test(sqlText)) {
+      if (isCommit) {
         this.#executor.noteCommit();
         await this.#executor.durable();
       }
       return result;
     }
     if (isBatchableWrite(sqlText)) return this.#executor.write<R>(sqlText, params);
+    // After a failed WAL sync nothing more is written: a transaction or a lone write could
+    // commit, with its caller told it failed.
+    const failure = READ_ONLY.test(sqlText) ? null : this.#executor.failure();
+    if (failure) throw failure;
     if (BEGIN.test(sqlText)) {
       this.#release = await this.#mutex.lock();
       try {

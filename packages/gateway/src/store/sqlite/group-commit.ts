@@ -104,6 +104,11 @@ export class SqliteExecutor {
     return this.#committed > this.#synced ? this.durable() : null;
   }
 
+  /** Why no statement that writes may run any more (wal-sync.ts), or null. */
+  failure(): Error | null {
+    return this.#durability.failure?.() ?? null;
+  }
+
   get db(): DatabaseSync {
     return this.#db;
   }
@@ -155,6 +160,11 @@ export class SqliteExecutor {
     this.#queue = [];
     this.#scheduled = false;
     if (batch.length === 0) return;
+    const failure = this.failure();
+    if (failure) {
+      for (const p of batch) p.reject(failure);
+      return;
+    }
     if (batch.length === 1 || !this.#runBatched(batch)) {
       for (const p of batch) this.#runAlone(p);
     }

@@ -90,7 +90,8 @@ export async function openSqliteStore(location: string, opts: { logger?: StoreLo
         });
         await sql`commit`.execute(conn);
       } catch (err) {
-        await sql`rollback`.execute(conn);
+        // After a COMMIT whose WAL sync failed there is nothing to roll back: keep its error.
+        if (database.isTransaction) await sql`rollback`.execute(conn);
         throw err;
       }
     });

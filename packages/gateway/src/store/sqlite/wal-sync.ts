@@ -22,6 +22,8 @@ export interface Durability {
   /** Resolves once everything written before the call is on disk; rejects if it may not be. */
   sync(): Promise<void>;
   close(): Promise<void>;
+  /** Why nothing may be written any more (a sync failed for good), or null. */
+  failure?(): Error | null;
 }
 
 /** For `:memory:` databases: nothing to make durable. */
@@ -82,9 +84,11 @@ export class CoalescingSync implements Durability {
  * fdatasync of `walPath` through one descriptor kept open. A sync that fails breaks it for
  * good: after a failed write-back Linux may mark the lost pages clean and report the error
  * only once, so a later sync that succeeds proves nothing about the writes before it
- * (PostgreSQL stops for the same reason). Every later sync fails too, so no commit is
- * acknowledged and no read answers (the store's ping fails: readiness reports the database
- * down) until the gateway restarts and SQLite recovers from what is on disk.
+ * (PostgreSQL stops for the same reason). Every later sync fails too, and `failure()` says
+ * so: the store runs no more writes (dialect.ts, group-commit.ts) and no more checkpoints
+ * (checkpoints.ts), no commit is acknowledged and no read answers (the store's ping fails:
+ * readiness reports the database down) until the gateway restarts and SQLite recovers from
+ * what is on disk.
  * `datasync` is the sync itself (tests make it fail).
  */
 export function walFileSync(
@@ -94,13 +98,11 @@ export function walFileSync(
   const datasync = opts.datasync ?? ((h: FileHandle) => h.datasync());
   let handle: Promise<FileHandle> | null = null;
   let closed = false;
-  let broken: unknown = null;
+  let broken: Error | null = null;
   const sync = new CoalescingSync(async () => {
     // A sync asked for after close would open a descriptor nobody closes.
     if (closed) throw new Error('the store is closed');
-    if (broken !== null) {
-      throw new Error('an earlier sync of the SQLite WAL failed; restart the gateway', { cause: broken });
-    }
+    if (broken !== null) throw broken;
     handle ??= open(walPath, 'r').catch((err: unknown) => {
       handle = null;
       throw err;
@@ -109,12 +111,13 @@ export function walFileSync(
     try {
       await datasync(h);
     } catch (err) {
-      broken = err;
+      broken = new Error('an earlier sync of the SQLite WAL failed; restart the gateway', { cause: err });
       throw err;
     }
   });
   return {
     sync: () => sync.sync(),
+    failure: () => broken,
     async close() {
       await sync.close();
       closed = true;
