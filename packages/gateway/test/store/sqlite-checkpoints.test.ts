@@ -67,7 +67,8 @@ describe('sqlite checkpoints on a worker thread', () => {
     expect(database.prepare('PRAGMA wal_autocheckpoint').get()).toEqual({ wal_autocheckpoint: 0 });
     // Yet the pages reached the database file, and the WAL was started over again and again.
     expect(size(file)).toBeGreaterThan(written / 2);
-    expect(maxWal).toBeLessThan(written / 3);
+    // Without the second pass the WAL holds everything written, 1.5 times over (frame headers, pages).
+    expect(maxWal).toBeLessThan(written * 0.6);
     await db.destroy();
     // The handle closed last, so SQLite removed the WAL; every row is there.
     expect(existsSync(`${file}-wal`)).toBe(false);

@@ -3,7 +3,7 @@
  * transaction, yet each caller sees exactly its own outcome, and nothing is acknowledged
  * before it is committed (another handle on the file sees it the moment the promise resolves).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -430,6 +430,14 @@ describe('walFileSync', () => {
     });
     look.close();
     expect(calls).toBe(1);
+    // Closing does not checkpoint either: the WAL stays for SQLite to recover from, the
+    // database file holds nothing of the commit whose sync failed.
+    const dbBytes = statSync(file).size;
     await broken.destroy();
+    expect(existsSync(`${file}-wal`)).toBe(true);
+    expect(statSync(file).size).toBe(dbBytes);
+    const reopened = new DatabaseSync(file);
+    expect(reopened.prepare('select id from items').all()).toEqual([{ id: 1 }]);
+    reopened.close();
   });
 });

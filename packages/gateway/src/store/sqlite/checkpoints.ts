@@ -18,7 +18,9 @@
  * Nothing about durability changes: a commit is on disk once its WAL frames are synced
  * (wal-sync.ts), before and after a checkpoint copies them. If the worker cannot start,
  * stops, or a checkpoint fails, the failure is logged and SQLite's own automatic checkpoint
- * is turned back on, so the WAL stays bounded as before.
+ * is turned back on, so the WAL stays bounded as before; except after a failed WAL sync,
+ * when no checkpoint runs at all (MainHandle.writable; dialect.ts keeps the close from
+ * checkpointing too).
  */
 import { Worker } from 'node:worker_threads';
 

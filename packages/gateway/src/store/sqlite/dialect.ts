@@ -3,7 +3,7 @@
  * backend needs no native addon. SQLite has one connection per handle: transactions
  * are serialized by a mutex, and autocommit writes share commits (group-commit.ts).
  */
-import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
+import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import type {
   DatabaseConnection,
   DatabaseIntrospector,
@@ -195,7 +195,23 @@ class NodeSqliteDriver implements Driver {
     // The checkpoint thread's connection closes first: the handle, closed last, removes the WAL.
     await this.#checkpoints.close();
     await this.#durability.close();
-    if (this.#db.isOpen) this.#db.close();
+    if (!this.#db.isOpen) return;
+    const path = this.#durability.failure?.() ? this.#db.location() : null;
+    if (path === null) {
+      this.#db.close();
+      return;
+    }
+    // After a failed WAL sync nothing may be copied out of the WAL, but the last connection
+    // to close checkpoints it. A read-only connection that has read holds the file open past
+    // the handle's close (so the handle is not the last), and cannot checkpoint itself: the
+    // WAL stays for SQLite to recover from when the gateway restarts.
+    const keeper = new DatabaseSync(path, { readOnly: true });
+    try {
+      keeper.prepare('select count(*) from sqlite_master').get();
+      this.#db.close();
+    } finally {
+      keeper.close();
+    }
   }
 }
 
