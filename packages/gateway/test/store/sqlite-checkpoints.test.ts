@@ -26,14 +26,23 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const size = (path: string) => (existsSync(path) ? statSync(path).size : 0);
 
+/** A database file in WAL mode whose own handle never checkpoints, with one table. */
+function walDatabase(name: string, table: string): { file: string; database: DatabaseSync } {
+  const file = join(dir, name);
+  const database = new DatabaseSync(file);
+  database.exec('PRAGMA journal_mode = WAL');
+  database.exec('PRAGMA synchronous = NORMAL');
+  database.exec('PRAGMA wal_autocheckpoint = 0');
+  database.exec(table);
+  return { file, database };
+}
+
 describe('sqlite checkpoints on a worker thread', () => {
   it('copies and restarts the WAL while writes never pause, without the handle checkpointing', async () => {
-    const file = join(dir, 'busy.db');
-    const database = new DatabaseSync(file);
-    database.exec('PRAGMA journal_mode = WAL');
-    database.exec('PRAGMA synchronous = NORMAL');
-    database.exec('PRAGMA wal_autocheckpoint = 0');
-    database.exec('create table blobs (id integer primary key, data blob not null)');
+    const { file, database } = walDatabase(
+      'busy.db',
+      'create table blobs (id integer primary key, data blob not null)',
+    );
     const db = new Kysely<Db>({
       dialect: new NodeSqliteDialect({
         database,
@@ -115,11 +124,10 @@ describe('sqlite checkpoints on a worker thread', () => {
   });
 
   it('holds the handle for a second pass only once the WAL has grown past 1000 pages', async () => {
-    const file = join(dir, 'passes.db');
-    const database = new DatabaseSync(file);
-    database.exec('PRAGMA journal_mode = WAL');
-    database.exec('PRAGMA wal_autocheckpoint = 0');
-    database.exec('create table blobs (id integer primary key, data blob not null)');
+    const { file, database } = walDatabase(
+      'passes.db',
+      'create table blobs (id integer primary key, data blob not null)',
+    );
     let held = 0;
     const main: MainHandle = {
       exclusive: (fn) => {
@@ -165,11 +173,7 @@ describe('sqlite checkpoints on a worker thread', () => {
   });
 
   it("runs no checkpoint once a WAL sync failed, neither its own nor SQLite's", async () => {
-    const file = join(dir, 'broken.db');
-    const database = new DatabaseSync(file);
-    database.exec('PRAGMA journal_mode = WAL');
-    database.exec('PRAGMA wal_autocheckpoint = 0');
-    database.exec('create table t (id integer)');
+    const { file, database } = walDatabase('broken.db', 'create table t (id integer)');
     const error = vi.fn();
     const autoCheckpoint = vi.fn();
     let held = 0;

@@ -4,6 +4,7 @@
  * before it is committed (another handle on the file sees it the moment the promise resolves).
  */
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -350,6 +351,19 @@ describe('sqlite commits acknowledged only once durable', () => {
   });
 });
 
+/** A WAL sync that fails with EIO the first time and syncs for real after (counting calls). */
+function failingOnce() {
+  let calls = 0;
+  return {
+    calls: () => calls,
+    datasync: async (h: FileHandle) => {
+      calls += 1;
+      if (calls === 1) throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+      await h.datasync();
+    },
+  };
+}
+
 describe('walFileSync', () => {
   it('syncs the WAL file through one kept descriptor, and fails when there is no WAL file', async () => {
     const file = join(dir, `w-${++n}.db`);
@@ -372,19 +386,13 @@ describe('walFileSync', () => {
     const database = new DatabaseSync(file);
     database.exec('PRAGMA journal_mode = WAL');
     database.exec('create table t (id integer)');
-    let calls = 0;
-    const sync = walFileSync(`${file}-wal`, {
-      datasync: async (h) => {
-        calls += 1;
-        if (calls === 1) throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
-        await h.datasync();
-      },
-    });
+    const once = failingOnce();
+    const sync = walFileSync(`${file}-wal`, { datasync: once.datasync });
     await expect(sync.sync()).rejects.toMatchObject({ code: 'EIO' });
     const later = sync.sync();
     await expect(later).rejects.toThrow(/earlier sync of the SQLite WAL failed/);
     await expect(later).rejects.toMatchObject({ cause: { code: 'EIO' } });
-    expect(calls).toBe(1);
+    expect(once.calls()).toBe(1);
     await sync.close();
     database.close();
   });
@@ -397,14 +405,8 @@ describe('walFileSync', () => {
     database.exec(
       'create table items (id integer primary key, label text not null unique, qty integer not null)',
     );
-    let calls = 0;
-    const durability = walFileSync(`${file}-wal`, {
-      datasync: async (h) => {
-        calls += 1;
-        if (calls === 1) throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
-        await h.datasync();
-      },
-    });
+    const once = failingOnce();
+    const durability = walFileSync(`${file}-wal`, { datasync: once.datasync });
     const broken = new Kysely<Db>({ dialect: new NodeSqliteDialect({ database, durability }) });
     // The write whose sync failed committed in SQLite; its caller was told it failed.
     await expect(
@@ -429,7 +431,7 @@ describe('walFileSync', () => {
       n: 0,
     });
     look.close();
-    expect(calls).toBe(1);
+    expect(once.calls()).toBe(1);
     // Closing does not checkpoint either: the WAL stays for SQLite to recover from, the
     // database file holds nothing of the commit whose sync failed.
     const dbBytes = statSync(file).size;
