@@ -52,8 +52,8 @@ export function createLogger(level: string, stream?: { write(line: string): void
 }
 
 /** Lines wait until this many bytes are waiting, or LOG_FLUSH_MS after the first of them. */
-export const LOG_BUFFER_BYTES = 4096;
-export const LOG_FLUSH_MS = 100;
+const LOG_BUFFER_BYTES = 4096;
+const LOG_FLUSH_MS = 100;
 
 /**
  * stdout, written in batches. pino's default destination is asynchronous but unbuffered:
@@ -64,9 +64,9 @@ export const LOG_FLUSH_MS = 100;
  * exits, so an exit, planned or not, loses nothing; a process killed outright (SIGKILL,
  * power) loses at most the last LOG_FLUSH_MS or two of lines.
  */
-export function bufferedStdout(fd = process.stdout.fd ?? 1): DestinationStream {
+function bufferedStdout(): DestinationStream {
   return pino.destination({
-    dest: fd,
+    dest: process.stdout.fd ?? 1,
     sync: false,
     minLength: LOG_BUFFER_BYTES,
     periodicFlush: LOG_FLUSH_MS,

@@ -1,7 +1,8 @@
 /**
- * The fast 402 runs in the server's own request listener, where a throw would end the
- * process. If it fails before answering, the request goes to Fastify's route (which
- * answers it as always) and the failure is logged; the gateway keeps serving.
+ * The fast path (the 402 and the free forward) runs in the server's own request listener,
+ * where a throw would end the process. If it fails before answering, the request goes to
+ * Fastify's route (which answers it as always) and the failure is logged; the gateway keeps
+ * serving.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { fastUnpaidAnswered } from '../../src/http/server.ts';

@@ -281,7 +281,8 @@ class NodeSqliteConnection implements DatabaseConnection {
     if (isBatchableWrite(sqlText)) return this.#executor.write<R>(sqlText, params);
     // After a failed WAL sync nothing more is written: a transaction or a lone write could
     // commit, with its caller told it failed.
-    const failure = READ_ONLY.test(sqlText) ? null : this.#executor.failure();
+    const readOnly = READ_ONLY.test(sqlText);
+    const failure = readOnly ? null : this.#executor.failure();
     if (failure) throw failure;
     if (BEGIN.test(sqlText)) {
       this.#release = await this.#mutex.lock();
@@ -302,7 +303,7 @@ class NodeSqliteConnection implements DatabaseConnection {
     } finally {
       release();
     }
-    if (!READ_ONLY.test(sqlText)) this.#executor.noteCommit();
+    if (!readOnly) this.#executor.noteCommit();
     // Answered only once every commit it could have seen (or made) is on disk: nobody acts on
     // a row a crash could still take back. Each commit is counted in the turn that made it.
     const pending = this.#executor.untilDurable();

@@ -12,7 +12,7 @@
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type { QueryResult } from 'kysely';
-import { type Checkpoints, NO_CHECKPOINTS } from './checkpoints.ts';
+import type { Checkpoints } from './checkpoints.ts';
 import type { Durability } from './wal-sync.ts';
 
 /** Statements are prepared once and reused: the hot paths run the same few queries. */
@@ -55,7 +55,7 @@ export class SqliteExecutor {
     db: DatabaseSync,
     whenFree: (flush: () => void) => void,
     durability: Durability,
-    checkpoints: Checkpoints = NO_CHECKPOINTS,
+    checkpoints: Checkpoints,
   ) {
     this.#db = db;
     this.#whenFree = whenFree;
