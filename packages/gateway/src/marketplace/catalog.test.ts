@@ -76,18 +76,41 @@ describe('catalogue peek', () => {
     expect(c.peek('shop')).toBeUndefined();
   });
 
-  it('leaves a failed background reload to get(), which reports it', async () => {
+  it('drops the stale snapshot when its background reload fails: get() reports the failure', async () => {
     const c = catalog();
     await c.get('shop');
     store.projects.bySlug = () => Promise.reject(new Error('database down'));
     clock = TTL + 10;
-    const stale = c.peek('shop');
-    expect(stale).not.toBeUndefined();
+    expect(c.peek('shop')).not.toBeUndefined();
     await expect(c.get('shop')).rejects.toThrow('database down');
-    // Still the old snapshot until it is twice the TTL old, then nothing.
-    expect(c.peek('shop')).toBe(stale);
-    clock = 2 * TTL + 10;
+    // Nothing is answered from a snapshot the store could not confirm: the route awaits get().
     expect(c.peek('shop')).toBeUndefined();
+  });
+
+  it('never caches a reload that began before invalidate(): the edit it missed would be undone', async () => {
+    const c = catalog();
+    await c.get('shop');
+    const list = store.endpoints.list.bind(store.endpoints);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    // The reload reads the endpoints now and lands only once released.
+    store.endpoints.list = async (projectId) => {
+      const rows = await list(projectId);
+      await gate;
+      return rows;
+    };
+    clock = TTL + 10;
+    c.peek('shop'); // a background reload starts, reads the old price, and waits
+    await new Promise((r) => setTimeout(r, 20));
+    store.endpoints.list = list;
+    await setPrice('0.05');
+    c.invalidate('shop');
+    release();
+    expect(priceOf(await c.get('shop'))).toBe(50_000n);
+    await new Promise((r) => setImmediate(r));
+    expect(priceOf(c.peek('shop'))).toBe(50_000n);
   });
 
   it('gives nothing after invalidate(): a local edit is never answered from the old snapshot', async () => {

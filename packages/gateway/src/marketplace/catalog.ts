@@ -39,18 +39,27 @@ export function createCatalog(store: Store, ttlMs: number, now: () => number = D
     };
   }
 
+  /** Bumped by invalidate(): a load that began before it must not be cached or shared. */
+  let generation = 0;
+
   /** The one load of `slug` under way (shared by every caller), cached when it lands. */
   function reload(slug: string): Promise<CatalogEntry | null> {
     let pending = loading.get(slug);
     if (!pending) {
-      pending = load(slug)
+      const startedIn = generation;
+      const started: Promise<CatalogEntry | null> = load(slug)
         .then((entry) => {
+          // A provider edit invalidated the slug while this load ran: it may predate the edit.
+          if (startedIn !== generation) return entry;
           if (cache.size >= MAX_ENTRIES && !cache.has(slug))
             cache.delete(cache.keys().next().value as string);
           cache.set(slug, { at: now(), entry });
           return entry;
         })
-        .finally(() => loading.delete(slug));
+        .finally(() => {
+          if (loading.get(slug) === started) loading.delete(slug);
+        });
+      pending = started;
       loading.set(slug, pending);
     }
     return pending;
@@ -66,9 +75,10 @@ export function createCatalog(store: Store, ttlMs: number, now: () => number = D
      * The cached snapshot without waiting, for a synchronous caller (the fast path,
      * http/fast-unpaid.ts). A fresh one as get() would give it. One past its TTL but
      * younger than twice the TTL is still given while a reload runs in the background, so
-     * the hot path does not fall back to the awaiting route once per TTL; a failed reload
-     * is left to get() to report (the route awaits it and answers the error). undefined
-     * for a miss or an older entry: the caller leaves the request to get().
+     * the hot path does not fall back to the awaiting route once per TTL. A failed reload
+     * drops that snapshot: nothing is answered from one the store could not confirm, and
+     * the route's get() reports the failure. undefined for a miss or an older entry: the
+     * caller leaves the request to get().
      */
     peek(slug: string): CatalogEntry | null | undefined {
       const hit = cache.get(slug);
@@ -76,14 +86,21 @@ export function createCatalog(store: Store, ttlMs: number, now: () => number = D
       const age = now() - hit.at;
       if (age < ttlMs) return hit.entry;
       if (age >= 2 * ttlMs) return undefined;
-      // The route's get() reports a failure; this one only refreshes.
-      reload(slug).catch(() => undefined);
+      reload(slug).catch(() => {
+        if (cache.get(slug) === hit) cache.delete(slug);
+      });
       return hit.entry;
     },
     /** Drops cached snapshots (all, or one slug) after a local provider edit. */
     invalidate(slug?: string): void {
-      if (slug === undefined) cache.clear();
-      else cache.delete(slug);
+      generation += 1;
+      if (slug === undefined) {
+        cache.clear();
+        loading.clear();
+      } else {
+        cache.delete(slug);
+        loading.delete(slug);
+      }
     },
   };
 }
