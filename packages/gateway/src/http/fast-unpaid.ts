@@ -51,6 +51,7 @@ import {
   originAuth,
   upstreamOutcome,
 } from './marketplace.ts';
+import { SMALL_BODY_BYTES } from './marketplace-deliver.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { challengeResponse } from './respond.ts';
 
@@ -91,11 +92,14 @@ interface Answering {
   log: AccessLog;
 }
 
-/** The upstream's headers over ours, as the route's reply.headers(flattenHeaders(…)) sets them. */
+/**
+ * The upstream's headers over ours, as the route's reply.headers(flattenHeaders(…)) sets them.
+ * undici gives the names lower-cased already: they are set as they come.
+ */
 function setAll(target: Headers, upstream: ResponseHeaders): void {
   for (const name in upstream) {
     const v = upstream[name]!;
-    target.header(name, Array.isArray(v) ? v.join(', ') : v);
+    target.values[name] = Array.isArray(v) ? v.join(', ') : v;
   }
 }
 
@@ -118,9 +122,6 @@ class Headers implements HeaderEditor {
     delete this.values[name.toLowerCase()];
   }
 }
-
-/** Answers of known length up to this size are read whole and sent in one write (as the route does). */
-const SMALL_BODY_BYTES = 64 * 1024;
 
 /** Whether Fastify would hand the route no body (handle-request.js): then the fast path may answer. */
 function noBody(req: IncomingMessage): boolean {
@@ -250,7 +251,6 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     recordWhenDone(a);
     const outcome = upstreamOutcome(deps, endpoint.id, project);
     const headers = ownHeaders(a.reqId, req.headers.origin);
-    const covered = true; // /p/ is the public API (cors.ts corsCovers)
     let status = 0;
     /** wait: no answer yet; buffer: reading a small one whole; stream: passing it on; over: answered. */
     let mode: 'wait' | 'buffer' | 'stream' | 'over' = 'wait';
@@ -261,7 +261,7 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     const resume = () => relay?.resume();
 
     const streamHead = () => {
-      overOriginHeaders(cors, headers, covered, req.headers.origin);
+      overOriginHeaders(cors, headers, true, req.headers.origin); // /p/ is public (cors.ts corsCovers)
       res.writeHead(status, headers.values);
     };
     const sink: RelaySink = {
@@ -271,7 +271,8 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
         setAll(headers, upstream);
         const length = headers.values['content-length'];
         const declared = length === undefined ? Number.NaN : Number(length);
-        if ((code >= 100 && code < 200) || code === 204) {
+        // (1xx answers never get here: the relay skips them.)
+        if (code === 204) {
           // No body may follow (RFC 9110 §8.6): Fastify drops both and ends; the rest is drained.
           headers.removeHeader('content-type');
           headers.removeHeader('content-length');
@@ -287,6 +288,7 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
       data(chunk) {
         if (mode === 'buffer') {
           size += chunk.length;
+          // Defensive: undici fails a body longer than its Content-Length before this.
           if (size > SMALL_BODY_BYTES) {
             mode = 'over';
             chunks = [];
@@ -319,7 +321,7 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
             (req.method !== 'HEAD' && Number(v['content-length']) !== body.length)
           )
             v['content-length'] = String(body.length);
-          overOriginHeaders(cors, headers, covered, req.headers.origin);
+          overOriginHeaders(cors, headers, true, req.headers.origin); // /p/ is public (cors.ts corsCovers)
           res.writeHead(status, v);
           res.end(body);
         } else if (mode === 'stream') {

@@ -48,7 +48,8 @@ export function streamAndSettle(
   return streamThrough(reply, status, headers, body, paid, maxStoredBytes, onSettled);
 }
 
-const SMALL_BODY_BYTES = 64 * 1024;
+/** Answers of known length up to this size are read whole, then sent in one write (the fast path too). */
+export const SMALL_BODY_BYTES = 64 * 1024;
 /** Paid answers up to this size are stored before they are sent; larger ones stream. */
 const BUFFER_FIRST_BYTES = 1024 * 1024;
 

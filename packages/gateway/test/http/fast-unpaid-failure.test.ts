@@ -11,7 +11,7 @@ import { type Harness, startHarness } from '../support/gateway-harness.ts';
 let h: Harness;
 const lines: string[] = [];
 beforeAll(async () => {
-  h = await startHarness({ env: { LOG_LEVEL: 'error' }, logLines: lines });
+  h = await startHarness({ env: { LOG_LEVEL: 'info' }, logLines: lines });
 });
 afterAll(async () => {
   await h?.close();
@@ -34,6 +34,8 @@ it('a fast 402 that throws hands the request to the route, logs it, and the gate
     h.deps.catalog.peek = peek;
   }
   expect(lines.some((l) => l.includes('"level":50') && l.includes('snapshot broken'))).toBe(true);
+  // Neither the error line nor the access lines (of the fast path and of the route) carry the query.
+  expect(lines.filter((l) => l.includes('"msg":"request"')).length).toBeGreaterThanOrEqual(2);
   expect(lines.some((l) => l.includes('s3cret'))).toBe(false);
   expect((await fetch(url)).status).toBe(402);
 });
