@@ -20,6 +20,7 @@ export function scenarios(stack: Stack, supply: ProofSupply, database: string, d
   const up = { name: 'upstream', pid: stack.upstream.pid };
   const ngx = { name: 'nginx', pid: stack.nginx.pid, tree: true };
   const chain = { name: 'chains', pid: stack.chains.pid };
+  const paidFloorSupply: ProofSupply = { ...supply };
   const forward = (path: string): Config[] => [
     {
       key: 'gateway',
@@ -108,6 +109,21 @@ export function scenarios(stack: Stack, supply: ProofSupply, database: string, d
           proofs: supply,
         },
         {
+          key: 'paidfloor',
+          label: 'minimal paid server, SQLite',
+          url: `${stack.paidFloorBase}${supply.path}`,
+          server: { name: 'minimal-paid', pid: stack.paidFloor.pid },
+          others: [up, chain],
+          expect: 'ok',
+          // The same proofs, from the first, against an emptied table: it keeps its own redemptions.
+          proofs: paidFloorSupply,
+          before: async () => {
+            paidFloorSupply.next = 1;
+            const res = await fetch(`${stack.paidFloorBase}/__reset`, { method: 'POST' });
+            if (!res.ok) throw new Error(`minimal paid server: reset answered ${res.status}`);
+          },
+        },
+        {
           key: 'nginx',
           label: 'nginx proxy',
           url: `${stack.nginxBase}/free`,
@@ -124,7 +140,7 @@ export function scenarios(stack: Stack, supply: ProofSupply, database: string, d
           expect: 'ok',
         },
       ],
-      baselines: ['floor', 'nginx'],
+      baselines: ['floor', 'paidfloor', 'nginx'],
       drainMs: 1000,
     },
   ];

@@ -27,6 +27,8 @@ export interface Config {
   expect: 'ok' | '402';
   /** Paid runs: draw X-PAYMENT proofs from this supply. */
   proofs?: ProofSupply;
+  /** Runs before each of this configuration's runs (the minimal paid server forgets its redemptions). */
+  before?: () => Promise<void>;
 }
 
 export interface ProofSupply {
@@ -105,6 +107,7 @@ function notMeasured(why: string): RunResult {
 
 export async function measure(cfg: Config, seconds: number, o: ScenarioOptions): Promise<RunResult> {
   const watched = [cfg.server, ...(cfg.others ?? [])];
+  await cfg.before?.();
   if (cfg.proofs && cfg.proofs.next > cfg.proofs.total) return notMeasured('no payment proofs left');
   const before = watched.map((p) => cpuTimes(p.pid, p.tree));
   const cpu0 = sampleCpus();

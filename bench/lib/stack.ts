@@ -38,6 +38,8 @@ export interface Stack {
   x402: Child;
   nginx: Child;
   floor: Child;
+  /** The minimal paid server (bench/servers/minimal-paid.ts), checking the gateway's tokens. */
+  paidFloor: Child;
   facilitator: FacilitatorStub;
   solanaRpcUrl: string;
   faucetUrl: string;
@@ -45,6 +47,7 @@ export interface Stack {
   upstreamBase: string;
   nginxBase: string;
   floorBase: string;
+  paidFloorBase: string;
   bare402Url: string;
   x402Url: string;
   /** The gateway's 402 for GET /p/bench/paid: body bytes and header set. */
@@ -83,6 +86,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     floorCpu: o.serverCpu,
   });
 
+  // Shared with the minimal paid server, which checks the gateway's requirement tokens.
+  const secret = randomBytes(32).toString('hex');
   const gateway = await spawnPinned({
     name: 'gateway',
     cpu: o.serverCpu,
@@ -91,7 +96,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     args: ['--expose-gc', server('gateway.ts')],
     env: {
       TOLLGATE_NETWORK: 'sandbox',
-      TOLLGATE_SECRET: randomBytes(32).toString('hex'),
+      TOLLGATE_SECRET: secret,
       TOLLGATE_DATA_DIR: o.dir,
       DATABASE_URL: o.databaseUrl,
       SOLANA_RPC_URL: base.solanaRpcUrl,
@@ -129,6 +134,19 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     env: { BENCH_FACILITATOR_URL: facilitator.url, BENCH_PAY_TO: newSolanaKey().address },
   });
 
+  const paidFloor = await spawnPinned({
+    name: 'minimal-paid',
+    cpu: o.serverCpu,
+    command: node,
+    args: [server('minimal-paid.ts')],
+    env: {
+      BENCH_UPSTREAM_URL: upstreamBase,
+      BENCH_SOLANA_RPC_URL: base.solanaRpcUrl,
+      BENCH_TOKEN_SECRET: secret,
+      BENCH_DB_FILE: join(o.dir, 'minimal-paid.sqlite'),
+    },
+  });
+
   const nginxPort = await freePort();
   const nginx = await startNginx({
     binary: o.nginxBinary,
@@ -147,6 +165,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     x402,
     nginx,
     floor,
+    paidFloor,
     facilitator,
     solanaRpcUrl: base.solanaRpcUrl,
     faucetUrl: base.faucetUrl,
@@ -154,6 +173,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     upstreamBase,
     nginxBase,
     floorBase,
+    paidFloorBase: `http://127.0.0.1:${paidFloor.info['port']}`,
     bare402Url: `http://127.0.0.1:${bare402.info['port']}/p/bench/paid`,
     x402Url: `http://127.0.0.1:${x402.info['port']}/p/bench/paid`,
     challenge: {

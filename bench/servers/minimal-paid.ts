@@ -1,0 +1,312 @@
+/**
+ * The minimal paid server: the leanest reasonable Node server doing the paid path's work
+ * (DESIGN §5: proof decode, token check, sandbox-chain lookup, durable atomic redemption,
+ * forward), with none of the gateway's framework, catalogue, metrics or logging. It is the
+ * paid scenario's second yardstick: the minimal forwarder shows what Node costs to forward,
+ * this shows what the paid work itself costs on the same machine, so the gap between it and
+ * the gateway is the gateway's own.
+ *
+ * Per request, as the gateway: the X-PAYMENT proof decoded (strict base64, JSON), the
+ * requirement token's HMAC checked with the gateway's key (same secret, same derivation) and
+ * the request bound to it (requestHash recomputed from the token's quote); `getTransaction`
+ * over one keep-alive undici Pool, the transaction checked (succeeded, signed by the payer,
+ * every split credited in USDC, the memo); the redemption claimed (INSERT, unique on the
+ * transaction and on the nonce) and, after the upstream answered, completed with the stored
+ * answer (UPDATE); both writes durable before the answer: group commit, one transaction and
+ * one fdatasync of the WAL for the writes of all requests waiting (SQLite in WAL mode,
+ * synchronous=NORMAL, so the automatic checkpoint syncs before it copies). A known delivered
+ * transaction replays its stored answer.
+ *
+ * Not a product: no leases renewed, no retries, no refunds, one endpoint. Fewer indexes than
+ * the gateway's table (only the two unique keys). `POST /__reset` empties its table between
+ * runs, so the bench can hand it the same proofs again.
+ */
+import { createHash, createHmac, createSecretKey, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { fdatasync, openSync } from 'node:fs';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DatabaseSync } from 'node:sqlite';
+import { promisify } from 'node:util';
+import { memoForNonce, requestHasher, USDC_SOLANA_MINT } from '@tollgate/protocol';
+import { Pool } from 'undici';
+import { announce, exitOnSignal } from './announce.ts';
+
+const fdatasyncFd = promisify(fdatasync);
+
+const env = (k: string): string => {
+  const v = process.env[k];
+  if (!v) throw new Error(`${k} is required`);
+  return v;
+};
+const upstream = new Pool(env('BENCH_UPSTREAM_URL'), { connections: 64, keepAliveTimeout: 60_000 });
+const rpcUrl = new URL(env('BENCH_SOLANA_RPC_URL'));
+const rpc = new Pool(rpcUrl.origin, { connections: 64, keepAliveTimeout: 60_000 });
+const rpcPath = `${rpcUrl.pathname}${rpcUrl.search}`;
+const UPSTREAM_PATH = process.env['BENCH_UPSTREAM_PATH'] ?? '/paid';
+
+// The gateway's requirement-token key: HKDF-SHA-256 of its secret (crypto/keys.ts).
+const secret = env('BENCH_TOKEN_SECRET');
+const kid = createHash('sha256').update(`tollgate-kid:${secret}`).digest('hex').slice(0, 8);
+// A KeyObject made once: createHmac with raw key bytes would make one per call.
+const tokenKey = createSecretKey(
+  Buffer.from(
+    hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), 'tollgate/requirement-token/v1', 32),
+  ),
+);
+
+// ---- storage: SQLite, group commit ----
+const dbFile = env('BENCH_DB_FILE');
+const db = new DatabaseSync(dbFile);
+db.exec('PRAGMA journal_mode = WAL');
+db.exec('PRAGMA synchronous = NORMAL');
+db.exec(`CREATE TABLE IF NOT EXISTS redemptions (
+  tx_id TEXT PRIMARY KEY, nonce TEXT NOT NULL UNIQUE, request_hash TEXT NOT NULL, payer TEXT NOT NULL,
+  state TEXT NOT NULL, created_at_ms INTEGER NOT NULL, response_status INTEGER, response_body BLOB)`);
+const insertClaim = db.prepare(
+  `INSERT INTO redemptions (tx_id, nonce, request_hash, payer, state, created_at_ms)
+   VALUES (?, ?, ?, ?, 'in_progress', ?) ON CONFLICT DO NOTHING`,
+);
+const complete = db.prepare(
+  `UPDATE redemptions SET state = 'delivered', response_status = ?, response_body = ? WHERE tx_id = ? AND state = 'in_progress'`,
+);
+const byTx = db.prepare(
+  'SELECT state, nonce, request_hash, response_status, response_body FROM redemptions WHERE tx_id = ?',
+);
+db.exec('BEGIN');
+db.exec('COMMIT');
+const walFd = openSync(`${dbFile}-wal`, 'r+');
+
+type Write = { run: () => number; resolve: (changes: number) => void; reject: (e: unknown) => void };
+let queue: Write[] = [];
+let scheduled = false;
+let syncing = false;
+/** Runs `run` in the next shared transaction; resolves once that transaction is on disk. */
+function durably(run: () => number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    queue.push({ run, resolve, reject });
+    if (!scheduled && !syncing) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  });
+}
+async function flush(): Promise<void> {
+  scheduled = false;
+  const batch = queue;
+  queue = [];
+  const out: (number | Error)[] = [];
+  db.exec('BEGIN IMMEDIATE');
+  for (const w of batch) {
+    try {
+      out.push(w.run());
+    } catch (e) {
+      out.push(e as Error);
+    }
+  }
+  db.exec('COMMIT');
+  syncing = true;
+  try {
+    await fdatasyncFd(walFd);
+    batch.forEach((w, i) => {
+      const r = out[i]!;
+      if (typeof r === 'number') w.resolve(r);
+      else w.reject(r);
+    });
+  } catch (e) {
+    for (const w of batch) w.reject(e);
+  } finally {
+    syncing = false;
+    if (queue.length > 0 && !scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  }
+}
+
+// ---- checks ----
+const STD_B64 = /^[A-Za-z0-9+/]*={0,2}$/;
+type Wire = {
+  s: string;
+  n: string;
+  h: string;
+  e: number;
+  p: string;
+  f: string;
+  o: { c: string; w: string; a?: string; s: [number, string, string][] }[];
+};
+const hashers = new Map<string, ReturnType<typeof requestHasher>>();
+
+function refuse(res: ServerResponse, status: number, code: string): void {
+  const body = JSON.stringify({ error: code });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function send(res: ServerResponse, status: number, body: Buffer, receipt: string): void {
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': body.length,
+    'x-payment-response': receipt,
+  });
+  res.end(body);
+}
+
+/** The fields of a jsonParsed `getTransaction` answer the check reads (a malformed one throws: 502). */
+interface TokenBalance {
+  mint: string;
+  owner?: string;
+  uiTokenAmount: { amount: string };
+}
+interface ParsedTransaction {
+  blockTime?: number | null;
+  meta: { err: unknown; preTokenBalances: TokenBalance[]; postTokenBalances: TokenBalance[] } | null;
+  transaction: {
+    signatures: string[];
+    message: {
+      accountKeys: { pubkey: string; signer: boolean }[];
+      instructions: { program?: string; parsed?: unknown }[];
+    };
+  };
+}
+
+async function getTransaction(sig: string): Promise<ParsedTransaction | null> {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'getTransaction',
+    params: [sig, { encoding: 'jsonParsed', maxSupportedTransactionVersion: 0, commitment: 'confirmed' }],
+  });
+  const r = await rpc.request({
+    path: rpcPath,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
+  const answer = JSON.parse(await r.body.text()) as { result?: ParsedTransaction | null };
+  return answer.result ?? null;
+}
+
+/** Whether the transaction pays every split of the Solana option, from `payer`, with the memo. */
+function pays(tx: ParsedTransaction, sig: string, payer: string, w: Wire): boolean {
+  const option = w.o.find((o) => o.c === 'solana');
+  const meta = tx.meta;
+  if (!option || !meta || meta.err !== null) return false;
+  const message = tx.transaction.message;
+  if (tx.transaction.signatures[0] !== sig) return false;
+  if (!message.accountKeys.some((k) => k.pubkey === payer && k.signer === true)) return false;
+  const mint = option.a ?? USDC_SOLANA_MINT;
+  const delta = new Map<string, bigint>();
+  for (const [rows, sign] of [
+    [meta.preTokenBalances, -1n],
+    [meta.postTokenBalances, 1n],
+  ] as const) {
+    for (const b of rows) {
+      if (b.mint !== mint || typeof b.owner !== 'string') continue;
+      delta.set(b.owner, (delta.get(b.owner) ?? 0n) + sign * BigInt(b.uiTokenAmount.amount));
+    }
+  }
+  for (const [, payTo, amount] of option.s) if ((delta.get(payTo) ?? 0n) < BigInt(amount)) return false;
+  const memo = memoForNonce(w.n);
+  return message.instructions.some((i) => i.program === 'spl-memo' && i.parsed === memo);
+}
+
+async function handle(req: import('node:http').IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = req.url ?? '/';
+  if (req.method === 'POST' && url === '/__reset') {
+    db.exec('DELETE FROM redemptions');
+    return refuse(res, 200, 'reset');
+  }
+  const header = req.headers['x-payment'];
+  if (typeof header !== 'string' || header.length > 12_000 || !STD_B64.test(header)) {
+    return refuse(res, 402, 'payment_required');
+  }
+  let proof: Record<string, unknown>;
+  let w: Wire;
+  try {
+    proof = JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
+    const parts = String(proof['paymentRequirementId']).split('.');
+    if (parts.length !== 4 || parts[0] !== 'r1' || parts[1] !== kid)
+      return refuse(res, 402, 'requirement_forged');
+    const mac = createHmac('sha256', tokenKey).update(`r1.${parts[1]}.${parts[2]}`).digest('base64url');
+    const given = Buffer.from(parts[3]!);
+    if (given.length !== mac.length || !timingSafeEqual(given, Buffer.from(mac))) {
+      return refuse(res, 402, 'requirement_forged');
+    }
+    w = JSON.parse(Buffer.from(parts[2]!, 'base64url').toString('utf8'));
+  } catch {
+    return refuse(res, 400, 'invalid_payment_header');
+  }
+  // The request is the one the token was issued for (its quote and this method, path and empty body).
+  const quoteKey = `${w.s}|${w.p}|${w.f}|${JSON.stringify(w.o)}`;
+  let hasher = hashers.get(quoteKey);
+  if (!hasher) {
+    hasher = requestHasher({
+      scheme: w.s as 'exact_split',
+      price: w.p,
+      fee: w.f,
+      accepts: w.o.map((o) => ({
+        chain: o.c,
+        network: o.w,
+        asset: 'USDC', // the hash names the asset as the 402 does
+        splits: o.s.map(([t, payTo, amount]) => ({
+          recipientType: t === 0 ? ('provider' as const) : ('platform' as const),
+          payTo,
+          amount,
+        })),
+      })),
+    });
+    hashers.set(quoteKey, hasher);
+  }
+  const hash = hasher({
+    method: req.method ?? 'GET',
+    path: url,
+    bodySha256: EMPTY_SHA256,
+    nonce: w.n,
+    expiresAt: new Date(w.e).toISOString(),
+  });
+  if (hash !== w.h || proof['requestHash'] !== w.h || proof['nonce'] !== w.n)
+    return refuse(res, 402, 'request_mismatch');
+  const sig = String(proof['txHashOrDigest']);
+  const payer = String(proof['payer']);
+  const receipt = Buffer.from(
+    JSON.stringify({ success: true, chain: 'solana', network: proof['network'], txHashOrDigest: sig, payer }),
+  ).toString('base64');
+
+  const known = byTx.get(sig) as
+    | { state: string; nonce: string; response_status: number; response_body: Uint8Array }
+    | undefined;
+  if (known) {
+    if (known.nonce !== w.n) return refuse(res, 402, 'transaction_already_used');
+    if (known.state !== 'delivered') return refuse(res, 409, 'payment_in_progress');
+    return send(res, known.response_status, Buffer.from(known.response_body), receipt);
+  }
+  const tx = await getTransaction(sig);
+  if (!tx) return refuse(res, 409, 'payment_pending');
+  if (!pays(tx, sig, payer, w) || (tx['blockTime'] ?? 0) * 1000 > w.e + 60_000) {
+    return refuse(res, 402, 'payment_invalid');
+  }
+  const claimed = await durably(() => Number(insertClaim.run(sig, w.n, w.h, payer, Date.now()).changes));
+  if (claimed !== 1) return refuse(res, 409, 'payment_in_progress');
+
+  const up = await upstream.request({ path: UPSTREAM_PATH, method: 'GET' });
+  const body = Buffer.from(await up.body.arrayBuffer());
+  await durably(() => Number(complete.run(up.statusCode, body, sig).changes));
+  send(res, up.statusCode, body, receipt);
+}
+
+const EMPTY_SHA256 = createHash('sha256').update('').digest('hex');
+
+const server = createServer((req, res) => {
+  req.resume();
+  handle(req, res).catch(() => {
+    if (!res.headersSent) refuse(res, 502, 'failed');
+    else res.destroy();
+  });
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => announce({ port: (server.address() as AddressInfo).port }));
+exitOnSignal(async () => {
+  await new Promise((r) => server.close(r));
+  await Promise.all([upstream.close(), rpc.close()]);
+  db.close();
+});
