@@ -112,18 +112,22 @@ export function backgroundCheckpoints(
     if ('ready' in m) return;
     const w = waiting;
     waiting = null;
+    if (!closing) worker.unref();
     w?.resolve(m);
   });
   worker.on('error', (err) => fallBack(err, 'the WAL checkpoint thread failed'));
   worker.on('exit', (code) => fallBack(new Error(`exit code ${code}`), 'the WAL checkpoint thread stopped'));
-  // After the listeners (adding one references the thread again): the thread alone never
-  // keeps the process alive; close() references it while it waits for it.
+  // After the listeners (adding one references the thread again): an idle thread never keeps
+  // the process alive; close() references it while it waits for it.
   worker.unref();
 
+  // A request in flight references the thread: the pass that holds the handle has writes
+  // waiting on its answer, and a process with nothing else to do must not exit under them.
   const ask = (): Promise<Reply> =>
     new Promise<Reply>((resolve, reject) => {
       if (stopped) return reject(new Error('the WAL checkpoint thread is stopped'));
       waiting = { resolve, reject };
+      worker.ref();
       worker.postMessage('checkpoint');
     });
   const checked = (r: Reply): void => {
