@@ -216,7 +216,7 @@ describe('sqlite checkpoints on a worker thread', () => {
         '  if (await store.redemptions.complete(c.redemption.id, c.redemption.attempt, { status: 200, headers: {}, body }, Date.now())) done++;',
         '}',
         'await store.close();',
-        'process.stdout.write(`done ${done}`);',
+        "process.stdout.write('done ' + done);",
       ].join('\n'),
     );
     const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'pipe'] });
