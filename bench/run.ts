@@ -9,7 +9,7 @@
  * plus an RSS soak of the 402 and free routes. Prints a table and HOLDS/MISSES per
  * target; writes bench/results/latest.json. Cleans up every child on exit.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killAllNow, stopAll } from './lib/children.ts';
@@ -19,11 +19,18 @@ import { type BenchOptions, parseOptions } from './lib/options.ts';
 import { preparePayments } from './lib/payments.ts';
 import { startPostgres } from './lib/postgres.ts';
 import { rssBytes } from './lib/proc.ts';
-import { designTargets, formatTable, formatTargets, type ScenarioSummary, summarize } from './lib/report.ts';
+import {
+  designTargets,
+  formatTable,
+  formatTargets,
+  paidYardstick,
+  type ScenarioSummary,
+  summarize,
+} from './lib/report.ts';
 import { writeResults } from './lib/results.ts';
 import { type ProofSupply, runScenario, type ScenarioOptions, type Watched } from './lib/scenario.ts';
 import { type SoakResult, soak } from './lib/soak.ts';
-import { type Stack, startStack } from './lib/stack.ts';
+import { checkMinimalPaid, type Stack, startStack } from './lib/stack.ts';
 import { ensureTools } from './lib/tools.ts';
 import { writeWrkScript } from './lib/wrk.ts';
 
@@ -97,6 +104,12 @@ async function main(opts: BenchOptions): Promise<void> {
     });
     log(`${paid.made} payments in ${paid.seconds.toFixed(1)} s (${paid.perSecond.toFixed(0)}/s)`);
     const supply: ProofSupply = { file: proofsFile, path: '/p/bench/paid', next: 1, total: paid.made };
+    if (paid.made > 0) {
+      await checkMinimalPaid(stack, readFileSync(proofsFile, 'utf8').split('\n', 1)[0]!, supply.path);
+      log(
+        'minimal paid server: refuses no payment, an altered token and a proof for another request; serves and replays a real one',
+      );
+    }
 
     const base: ScenarioOptions = {
       connections: opts.connections,
@@ -155,6 +168,8 @@ async function main(opts: BenchOptions): Promise<void> {
         `Steal over all runs: ${steal.toFixed(1)} s. @x402/express facilitator stub calls: ${JSON.stringify(stack.facilitator.calls)}.\n`,
     );
     console.log(formatTargets(targets));
+    const yardstick = paidYardstick(summaries);
+    if (yardstick) console.log(yardstick);
 
     const out = writeResults('latest.json', started, {
       machine,

@@ -194,6 +194,21 @@ export function formatTargets(targets: Target[]): string {
   return targets.map((t) => `${t.holds ? 'HOLDS ' : 'MISSES'}  ${t.name}: ${t.detail}`).join('\n');
 }
 
+/**
+ * Not a target: where the paid target stands against the paid work alone (the minimal paid
+ * server, bench/servers/minimal-paid.ts), measured in the same rounds.
+ */
+export function paidYardstick(summaries: ScenarioSummary[]): string | null {
+  const paid = summaries.find((s) => s.key === 'paid');
+  const lean = paid?.configs.find((c) => c.key === 'paidfloor');
+  const ours = paid?.configs.find((c) => c.key === 'gateway');
+  if (!lean || !ours) return null;
+  return (
+    `note    the paid work alone (minimal paid server): ${f(lean.ratios['floor']!)}× minimal forwarder, ` +
+    `${lean.cpuUsPerReq.toFixed(0)} µs/req; the gateway ${f(ours.ratios['paidfloor']!)}× of it (CPU ${f(ours.cpuRatios['paidfloor']!)}×)`
+  );
+}
+
 /** Issue 14's targets (they supersede DESIGN §5's), each with the figures it was judged on. */
 export function designTargets(summaries: ScenarioSummary[], soaks: SoakResult[]): Target[] {
   const byKey = (k: string) => summaries.find((s) => s.key === k);

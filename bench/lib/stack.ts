@@ -202,3 +202,37 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   await expectResponse(`${gatewayBase}/big`, 200, big, 'gateway 256 KB route');
   return stack;
 }
+
+/**
+ * The minimal paid server is a yardstick only if it checks what the gateway checks: before
+ * anything is timed, it must refuse a request without payment, a proof whose token was
+ * altered and a proof sent for another request, serve a real one, and replay it.
+ */
+export async function checkMinimalPaid(stack: Stack, proofHeader: string, path: string): Promise<void> {
+  const url = `${stack.paidFloorBase}${path}`;
+  const ask = async (u: string, header?: string) => {
+    const res = await fetch(u, header ? { headers: { 'x-payment': header } } : {});
+    return { status: res.status, body: await res.text() };
+  };
+  const proof = JSON.parse(Buffer.from(proofHeader, 'base64').toString('utf8')) as Record<string, string>;
+  const token = String(proof['paymentRequirementId']);
+  const flipped = token.slice(0, -2) + (token.at(-2) === 'A' ? 'B' : 'A') + token.slice(-1);
+  const forged = Buffer.from(JSON.stringify({ ...proof, paymentRequirementId: flipped })).toString('base64');
+  const checks: [string, Promise<{ status: number; body: string }>, number][] = [
+    ['no payment', ask(url), 402],
+    ['an altered token', ask(url, forged), 402],
+    ['a proof for another request', ask(`${url}?other=1`, proofHeader), 402],
+  ];
+  for (const [what, answer, status] of checks) {
+    const got = await answer;
+    if (got.status !== status)
+      throw new Error(`minimal paid server: ${what} answered ${got.status}, not ${status}`);
+  }
+  const first = await ask(url, proofHeader);
+  const again = await ask(url, proofHeader);
+  if (first.status !== 200 || again.status !== 200 || again.body !== first.body) {
+    throw new Error(`minimal paid server: a real proof answered ${first.status}, its replay ${again.status}`);
+  }
+  const reset = await fetch(`${stack.paidFloorBase}/__reset`, { method: 'POST' });
+  if (!reset.ok) throw new Error(`minimal paid server: reset answered ${reset.status}`);
+}
