@@ -37,6 +37,27 @@ function walDatabase(name: string, table: string): { file: string; database: Dat
   return { file, database };
 }
 
+/** Runs `lines` in a child process after `const store = await openSqliteStore(<name>.db)`. */
+async function runStoreScript(name: string, lines: string[]): Promise<{ out: string; code: number | null }> {
+  const script = join(dir, `${name}.mjs`);
+  const open = fileURLToPath(new URL('../../src/store/sqlite/open.ts', import.meta.url));
+  writeFileSync(
+    script,
+    [
+      `import { openSqliteStore } from ${JSON.stringify(open)};`,
+      `const store = await openSqliteStore(${JSON.stringify(join(dir, `${name}.db`))});`,
+      ...lines,
+    ].join('\n'),
+  );
+  const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  return { out, code };
+}
+
 describe('sqlite checkpoints on a worker thread', () => {
   it('copies and restarts the WAL while writes never pause, without the handle checkpointing', async () => {
     const { file, database } = walDatabase(
@@ -200,54 +221,22 @@ describe('sqlite checkpoints on a worker thread', () => {
   it('keeps a process alive while its writes wait for the pass that holds the handle', async () => {
     // The thread is unreferenced while idle; a pass that holds the handle has writes waiting
     // on it, and a script with nothing else to do must not exit with those writes unanswered.
-    const file = join(dir, 'busy-script.db');
-    const script = join(dir, 'busy-script.mjs');
-    const open = fileURLToPath(new URL('../../src/store/sqlite/open.ts', import.meta.url));
-    writeFileSync(
-      script,
-      [
-        `import { openSqliteStore } from ${JSON.stringify(open)};`,
-        `const store = await openSqliteStore(${JSON.stringify(file)});`,
-        'const body = new Uint8Array(16384);',
-        'let done = 0;',
-        'for (let i = 0; i < 1500; i++) {',
-        `  const c = await store.redemptions.claim({ chain: 'solana', network: 'localnet', txId: 'tx-' + i, nonce: 'n-' + i, requestHash: 'h', requirementId: 'r', payer: 'p', projectId: null, endpointId: null, amount: 1n, fee: 0n, meta: {}, nowMs: Date.now(), leaseMs: 60000 });`,
-        `  if (c.kind !== 'claimed') throw new Error(c.kind);`,
-        '  if (await store.redemptions.complete(c.redemption.id, c.redemption.attempt, { status: 200, headers: {}, body }, Date.now())) done++;',
-        '}',
-        'await store.close();',
-        "process.stdout.write('done ' + done);",
-      ].join('\n'),
-    );
-    const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-    expect(out).toBe('done 1500');
-    expect(code).toBe(0);
+    const run = await runStoreScript('busy-script', [
+      'const body = new Uint8Array(16384);',
+      'let done = 0;',
+      'for (let i = 0; i < 1500; i++) {',
+      `  const c = await store.redemptions.claim({ chain: 'solana', network: 'localnet', txId: 'tx-' + i, nonce: 'n-' + i, requestHash: 'h', requirementId: 'r', payer: 'p', projectId: null, endpointId: null, amount: 1n, fee: 0n, meta: {}, nowMs: Date.now(), leaseMs: 60000 });`,
+      `  if (c.kind !== 'claimed') throw new Error(c.kind);`,
+      '  if (await store.redemptions.complete(c.redemption.id, c.redemption.attempt, { status: 200, headers: {}, body }, Date.now())) done++;',
+      '}',
+      'await store.close();',
+      "process.stdout.write('done ' + done);",
+    ]);
+    expect(run).toEqual({ out: 'done 1500', code: 0 });
   }, 60_000);
 
   it('lets a process that opened a store and never closed it exit', async () => {
-    const file = join(dir, 'left-open.db');
-    const script = join(dir, 'left-open.mjs');
-    const open = fileURLToPath(new URL('../../src/store/sqlite/open.ts', import.meta.url));
-    writeFileSync(
-      script,
-      [
-        `import { openSqliteStore } from ${JSON.stringify(open)};`,
-        `await openSqliteStore(${JSON.stringify(file)});`,
-        `process.stdout.write('opened');`,
-      ].join('\n'),
-    );
-    const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-    expect(out).toBe('opened');
-    expect(code).toBe(0);
+    const run = await runStoreScript('left-open', [`process.stdout.write('opened');`]);
+    expect(run).toEqual({ out: 'opened', code: 0 });
   });
 });
