@@ -139,24 +139,26 @@ async function main(opts: BenchOptions): Promise<void> {
       summaries.push(summarize(def.key, def.title, def.configs, def.baselines, result));
       rssMB[def.key] = rssBytes(live.gateway.pid) / 2 ** 20;
       log(`  gateway RSS now ${rssMB[def.key]!.toFixed(0)} MB`);
-      // Soak the small-body routes before the 256 KB scenario raises the RSS high-water mark.
-      const soakAfter = defs.filter((d) => d.key === '402' || d.key === 'free').at(-1)?.key;
-      if (def.key === soakAfter && opts.soakS > 0) {
-        for (const d of defs.filter((x) => x.key === '402' || x.key === 'free')) {
-          const cfg = d.configs.find((c) => c.key === 'gateway')!;
-          log(`soak: ${d.title} for ${opts.soakS} s`);
-          const s = await soak(cfg, live.gateway, opts.soakS, base);
-          soaks.push(s);
-          log(
-            `  heap after full GC ${s.retained.startMB.toFixed(1)} → ${s.retained.endMB.toFixed(1)} MB, ` +
-              `RSS ${s.rss.startMB.toFixed(1)} → ${s.rss.endMB.toFixed(1)} MB (slope ${s.rss.slopeMBPerMin.toFixed(2)} MB/min), ` +
-              `${s.run.rps.toFixed(0)} req/s`,
-          );
-        }
-      }
     }
 
     const profiles = opts.profile ? await profileGateway(live, defs, base) : undefined;
+
+    // The soaks come last. They read the heap after forced full collections (gc()), which leave
+    // V8 in a state where streamed Buffers are reclaimed by mark-compacts again for a while (a
+    // 256 KB run right after one cost 2.3x the CPU): no timed run may follow them.
+    if (opts.soakS > 0) {
+      for (const d of defs.filter((x) => x.key === '402' || x.key === 'free')) {
+        const cfg = d.configs.find((c) => c.key === 'gateway')!;
+        log(`soak: ${d.title} for ${opts.soakS} s`);
+        const s = await soak(cfg, live.gateway, opts.soakS, base);
+        soaks.push(s);
+        log(
+          `  heap after full GC ${s.retained.startMB.toFixed(1)} → ${s.retained.endMB.toFixed(1)} MB, ` +
+            `RSS ${s.rss.startMB.toFixed(1)} → ${s.rss.endMB.toFixed(1)} MB (slope ${s.rss.slopeMBPerMin.toFixed(2)} MB/min), ` +
+            `${s.run.rps.toFixed(0)} req/s`,
+        );
+      }
+    }
 
     const targets = designTargets(summaries, soaks);
 

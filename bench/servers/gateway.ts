@@ -1,6 +1,7 @@
 /**
- * The real gateway for the bench, in its own process: configuration from the
- * environment (loadConfig), then the production composition root (createGateway:
+ * The real gateway for the bench, in its own process: main.ts's V8 tuning
+ * (startup/v8-tuning.ts), configuration from the environment (loadConfig), then the
+ * production composition root (createGateway:
  * openStore + createVerifiers + assembleDeps + buildApp), like main.ts minus the
  * in-process sandbox chains (the bench runs those in another process). Seeds one
  * project "bench" whose API is the bench upstream:
@@ -17,6 +18,7 @@ import { getHeapStatistics } from 'node:v8';
 import { createGateway } from '../../packages/gateway/src/app.ts';
 import { loadConfig, withConfig } from '../../packages/gateway/src/config.ts';
 import { publishProject } from '../../packages/gateway/src/marketplace/publish.ts';
+import { tuneV8 } from '../../packages/gateway/src/startup/v8-tuning.ts';
 import { announce, exitOnSignal } from './announce.ts';
 
 export const BENCH_SLUG = 'bench';
@@ -31,6 +33,8 @@ const upstreamUrl = need('BENCH_UPSTREAM_URL');
 const providerSolana = need('BENCH_PROVIDER_SOLANA');
 const providerSui = process.env['BENCH_PROVIDER_SUI'];
 
+// As main.ts does before it builds the gateway.
+tuneV8();
 const config = withConfig(loadConfig(process.env, []), { port: 0 });
 const gateway = await createGateway(config);
 const { store, catalog } = gateway.deps;

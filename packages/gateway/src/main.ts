@@ -13,6 +13,7 @@ import type { SandboxMode } from './sandbox-mode.ts';
 import { configCheck } from './startup/config-check.ts';
 import { dataDirProblem, EXIT, explainStartupError, listenProblem } from './startup/problems.ts';
 import { listenUrl, startupSummary } from './startup/summary.ts';
+import { tuneV8 } from './startup/v8-tuning.ts';
 
 /** In the data directory: the URL sandbox mode serves on, for local clients (`npm run demo`). */
 const GATEWAY_URL_FILE = 'gateway-url';
@@ -36,6 +37,8 @@ function commandWords(argv: readonly string[]): string[] {
 }
 
 async function serve(): Promise<void> {
+  // Before the gateway allocates anything: streamed Buffers are reclaimed by scavenges (v8-tuning.ts).
+  tuneV8();
   let config: Readonly<Config> = loadConfig();
   let sandbox: SandboxMode | null = null;
   if (config.sandbox) {

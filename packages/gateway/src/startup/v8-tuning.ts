@@ -1,0 +1,46 @@
+/**
+ * V8 tuning the gateway applies to its own process at startup (main.ts).
+ *
+ * Node 24's V8 (13.6) raised the young generation's maximum from 8 to 32 MB. That moved the
+ * scavenge V8 runs for short-lived Buffers (each streamed chunk is one, allocated outside the
+ * JavaScript heap) from 32 MB of them to 128 MB: above the fixed 64 MB of external memory at
+ * which V8 starts a full mark-compact instead. So every 64 MB streamed through the gateway cost
+ * a mark-compact of its whole heap (nodejs/node#61967, #63863, confirmed). Counting external
+ * memory in V8's global limit, which V8 has since made its default, brings back scavenges: in
+ * the bench's 256 KB scenario the gateway's CPU per response fell from 350-400 µs to 140-170 µs
+ * (docs/performance.md, fifth session).
+ *
+ * An operator who names the flag (either way) in NODE_OPTIONS or on the command line keeps
+ * their choice.
+ */
+import { setFlagsFromString } from 'node:v8';
+
+/** Counts external memory (Buffers' bytes) in V8's global heap limit. */
+export const EXTERNAL_MEMORY_FLAG = 'external-memory-accounted-in-global-limit';
+
+export interface V8Runtime {
+  /** `process.versions.v8`, e.g. "13.6.233.10-node.28". */
+  v8Version: string;
+  execArgv: readonly string[];
+  nodeOptions: string | undefined;
+}
+
+/** The flags to set for this runtime: none before V8 13.6, or when the operator chose. */
+export function v8TuningFlags(rt: V8Runtime): string[] {
+  const [major = 0, minor = 0] = rt.v8Version.split('.').map((n) => Number.parseInt(n, 10));
+  if (major < 13 || (major === 13 && minor < 6)) return [];
+  const given = [...rt.execArgv, ...(rt.nodeOptions ?? '').split(/\s+/)];
+  if (given.some((arg) => arg.replaceAll('_', '-').includes(EXTERNAL_MEMORY_FLAG))) return [];
+  return [`--${EXTERNAL_MEMORY_FLAG}`];
+}
+
+/** Applies v8TuningFlags to this process; returns what it set. */
+export function tuneV8(): string[] {
+  const flags = v8TuningFlags({
+    v8Version: process.versions.v8,
+    execArgv: process.execArgv,
+    nodeOptions: process.env['NODE_OPTIONS'],
+  });
+  for (const flag of flags) setFlagsFromString(flag);
+  return flags;
+}
