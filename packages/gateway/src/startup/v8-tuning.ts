@@ -10,8 +10,8 @@
  * the bench's 256 KB scenario the gateway's CPU per response fell from 350-400 µs to 140-170 µs
  * (docs/performance.md, fifth session).
  *
- * An operator who names the flag (either way) in NODE_OPTIONS or on the command line keeps
- * their choice.
+ * An operator who names the flag (either way) on node's command line keeps their choice (V8
+ * flags like this one are not allowed in NODE_OPTIONS).
  */
 import { setFlagsFromString } from 'node:v8';
 
@@ -21,26 +21,21 @@ export const EXTERNAL_MEMORY_FLAG = 'external-memory-accounted-in-global-limit';
 export interface V8Runtime {
   /** `process.versions.v8`, e.g. "13.6.233.10-node.28". */
   v8Version: string;
+  /** `process.execArgv`: node's own command-line options. */
   execArgv: readonly string[];
-  nodeOptions: string | undefined;
 }
 
 /** The flags to set for this runtime: none before V8 13.6, or when the operator chose. */
 export function v8TuningFlags(rt: V8Runtime): string[] {
   const [major = 0, minor = 0] = rt.v8Version.split('.').map((n) => Number.parseInt(n, 10));
   if (major < 13 || (major === 13 && minor < 6)) return [];
-  const given = [...rt.execArgv, ...(rt.nodeOptions ?? '').split(/\s+/)];
-  if (given.some((arg) => arg.replaceAll('_', '-').includes(EXTERNAL_MEMORY_FLAG))) return [];
+  if (rt.execArgv.some((arg) => arg.replaceAll('_', '-').includes(EXTERNAL_MEMORY_FLAG))) return [];
   return [`--${EXTERNAL_MEMORY_FLAG}`];
 }
 
 /** Applies v8TuningFlags to this process; returns what it set. */
 export function tuneV8(): string[] {
-  const flags = v8TuningFlags({
-    v8Version: process.versions.v8,
-    execArgv: process.execArgv,
-    nodeOptions: process.env['NODE_OPTIONS'],
-  });
+  const flags = v8TuningFlags({ v8Version: process.versions.v8, execArgv: process.execArgv });
   for (const flag of flags) setFlagsFromString(flag);
   return flags;
 }
