@@ -205,7 +205,7 @@ export function paidYardstick(summaries: ScenarioSummary[]): string | null {
   if (!lean || !ours) return null;
   return (
     `note    the paid work alone (minimal paid server): ${f(lean.ratios['floor']!)}× minimal forwarder, ` +
-    `${lean.cpuUsPerReq.toFixed(0)} µs/req; the gateway ${f(ours.ratios['paidfloor']!)}× of it (CPU ${f(ours.cpuRatios['paidfloor']!)}×)`
+    `${f(lean.cpuUsPerReq, 0)} µs/req; the gateway ${f(ours.ratios['paidfloor']!)}× of it (CPU ${f(ours.cpuRatios['paidfloor']!)}×)`
   );
 }
 

@@ -218,15 +218,19 @@ export async function checkMinimalPaid(stack: Stack, proofHeader: string, path: 
   const token = String(proof['paymentRequirementId']);
   const flipped = token.slice(0, -2) + (token.at(-2) === 'A' ? 'B' : 'A') + token.slice(-1);
   const forged = Buffer.from(JSON.stringify({ ...proof, paymentRequirementId: flipped })).toString('base64');
-  const checks: [string, Promise<{ status: number; body: string }>, number][] = [
-    ['no payment', ask(url), 402],
-    ['an altered token', ask(url, forged), 402],
-    ['a proof for another request', ask(`${url}?other=1`, proofHeader), 402],
+  const checks: [string, Promise<{ status: number; body: string }>, string][] = [
+    ['no payment', ask(url), 'payment_required'],
+    ['an altered token', ask(url, forged), 'requirement_forged'],
+    ['a proof for another request', ask(`${url}?other=1`, proofHeader), 'request_mismatch'],
   ];
-  for (const [what, answer, status] of checks) {
+  for (const [what, answer, code] of checks) {
     const got = await answer;
-    if (got.status !== status)
-      throw new Error(`minimal paid server: ${what} answered ${got.status}, not ${status}`);
+    const error = got.status === 402 ? (JSON.parse(got.body) as { error?: unknown }).error : undefined;
+    if (error !== code) {
+      throw new Error(
+        `minimal paid server: ${what} answered ${got.status} ${got.body.slice(0, 80)}, not 402 ${code}`,
+      );
+    }
   }
   const first = await ask(url, proofHeader);
   const again = await ask(url, proofHeader);

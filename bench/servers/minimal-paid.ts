@@ -95,17 +95,22 @@ async function flush(): Promise<void> {
   const batch = queue;
   queue = [];
   const out: (number | Error)[] = [];
-  db.exec('BEGIN IMMEDIATE');
-  for (const w of batch) {
-    try {
-      out.push(w.run());
-    } catch (e) {
-      out.push(e as Error);
-    }
-  }
-  db.exec('COMMIT');
   syncing = true;
   try {
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      for (const w of batch) {
+        try {
+          out.push(w.run());
+        } catch (e) {
+          out.push(e as Error);
+        }
+      }
+      db.exec('COMMIT');
+    } catch (e) {
+      if (db.isTransaction) db.exec('ROLLBACK');
+      throw e;
+    }
     await fdatasyncFd(walFd);
     batch.forEach((w, i) => {
       const r = out[i]!;
@@ -213,6 +218,8 @@ function pays(tx: ParsedTransaction, sig: string, payer: string, w: Wire): boole
 async function handle(req: import('node:http').IncomingMessage, res: ServerResponse): Promise<void> {
   const url = req.url ?? '/';
   if (req.method === 'POST' && url === '/__reset') {
+    // Only once no paid request is in flight: one finishing later would claim into the next run.
+    while (inFlight > 0) await new Promise((r) => setTimeout(r, 10));
     db.exec('DELETE FROM redemptions');
     return refuse(res, 200, 'reset');
   }
@@ -276,6 +283,8 @@ async function handle(req: import('node:http').IncomingMessage, res: ServerRespo
     | { state: string; nonce: string; response_status: number; response_body: Uint8Array }
     | undefined;
   if (known) {
+    // Nothing is answered from a row a crash could still take back: wait for the next sync.
+    if (syncing || queue.length > 0) await durably(() => 0);
     if (known.nonce !== w.n) return refuse(res, 402, 'transaction_already_used');
     if (known.state !== 'delivered') return refuse(res, 409, 'payment_in_progress');
     return send(res, known.response_status, Buffer.from(known.response_body), receipt);
@@ -296,12 +305,20 @@ async function handle(req: import('node:http').IncomingMessage, res: ServerRespo
 
 const EMPTY_SHA256 = createHash('sha256').update('').digest('hex');
 
+/** Requests being answered, so `/__reset` can wait for them. */
+let inFlight = 0;
 const server = createServer((req, res) => {
   req.resume();
-  handle(req, res).catch(() => {
-    if (!res.headersSent) refuse(res, 502, 'failed');
-    else res.destroy();
-  });
+  const paid = req.url !== '/__reset';
+  if (paid) inFlight++;
+  handle(req, res)
+    .catch(() => {
+      if (!res.headersSent) refuse(res, 502, 'failed');
+      else res.destroy();
+    })
+    .finally(() => {
+      if (paid) inFlight--;
+    });
 });
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => announce({ port: (server.address() as AddressInfo).port }));

@@ -25,11 +25,19 @@ export interface V8Runtime {
   execArgv: readonly string[];
 }
 
-/** The flags to set for this runtime: none before V8 13.6, or when the operator chose. */
+/** The flag on node's command line, either way (`--no-…`), with dashes or underscores. */
+const NAMED = /^--(no-?)?external[-_]memory[-_]accounted[-_]in[-_]global[-_]limit(=.*)?$/;
+
+/**
+ * The flags to set for this runtime: none before V8 13.6 (or a version it cannot read), or
+ * when the operator chose.
+ */
 export function v8TuningFlags(rt: V8Runtime): string[] {
-  const [major = 0, minor = 0] = rt.v8Version.split('.').map((n) => Number.parseInt(n, 10));
+  const [major, minor] = rt.v8Version.split('.').map((n) => Number.parseInt(n, 10));
+  if (major === undefined || minor === undefined || !Number.isFinite(major) || !Number.isFinite(minor))
+    return [];
   if (major < 13 || (major === 13 && minor < 6)) return [];
-  if (rt.execArgv.some((arg) => arg.replaceAll('_', '-').includes(EXTERNAL_MEMORY_FLAG))) return [];
+  if (rt.execArgv.some((arg) => NAMED.test(arg))) return [];
   return [`--${EXTERNAL_MEMORY_FLAG}`];
 }
 
