@@ -38,4 +38,5 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8402) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # SIGTERM: stop accepting, finish in-flight requests (up to 15 s), exit.
 STOPSIGNAL SIGTERM
-CMD ["node", "packages/gateway/bin/tollgate-gateway.mjs"]
+# The flags are NODE_LAUNCH_FLAGS (packages/gateway/src/startup/v8-tuning.ts), as in `npm start`.
+CMD ["node", "--max-semi-space-size=64", "packages/gateway/bin/tollgate-gateway.mjs"]

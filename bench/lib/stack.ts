@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { newSolanaKey, newSuiKey } from '@tollgate/client';
+import { NODE_LAUNCH_FLAGS } from '../../packages/gateway/src/startup/v8-tuning.ts';
 import { node, server, spawnBare402, stableHeaders, startBase } from './base-servers.ts';
 import { type Child, spawnPinned } from './children.ts';
 import { type FacilitatorStub, startFacilitatorStub } from './facilitator-stub.ts';
@@ -92,8 +93,9 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     name: 'gateway',
     cpu: o.serverCpu,
     command: node,
-    // --expose-gc only defines gc(); the soak calls it through the memory port, never under load.
-    args: ['--expose-gc', server('gateway.ts')],
+    // Launched as npm start launches it. --expose-gc only defines gc(); the soak calls it
+    // through the memory port, never under load.
+    args: [...NODE_LAUNCH_FLAGS, '--expose-gc', server('gateway.ts')],
     env: {
       TOLLGATE_NETWORK: 'sandbox',
       TOLLGATE_SECRET: secret,

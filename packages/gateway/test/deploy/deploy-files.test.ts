@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assembleDeps, buildApp } from '../../src/app.ts';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config.ts';
+import { NODE_LAUNCH_FLAGS } from '../../src/startup/v8-tuning.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import {
   dockerfileInstructions,
@@ -119,9 +120,10 @@ describe('Dockerfile', () => {
 
   it('starts the gateway the way npm start does, as a non-root user', () => {
     const cmd = JSON.parse(ops('CMD').at(-1)!) as string[];
-    expect(cmd[0]).toBe('node');
-    expect(existsSync(join(ROOT, cmd[1]!))).toBe(true);
-    expect(rootPackage.scripts['start']).toBe(`node ${cmd[1]}`);
+    // node, the launch flags the gateway is tuned with, then the entry: the same in both.
+    expect(cmd.slice(0, -1)).toEqual(['node', ...NODE_LAUNCH_FLAGS]);
+    expect(existsSync(join(ROOT, cmd.at(-1)!))).toBe(true);
+    expect(rootPackage.scripts['start']).toBe(cmd.join(' '));
     const user = ops('USER').at(-1);
     expect(user).toBeDefined();
     expect(['root', '0']).not.toContain(user!.split(':')[0]);
