@@ -9,6 +9,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { NODE_NEEDED, nodeProblem } from '../../bin/node-preflight.mjs';
+import { NODE_LAUNCH_FLAGS } from '../../src/startup/v8-tuning.ts';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 
@@ -90,7 +91,10 @@ describe('the Node check', () => {
 
   it('runs first in every entry point: each script and bin goes through a plain .mjs wrapper', () => {
     const scripts = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts;
-    expect(scripts.start).toBe('node packages/gateway/bin/tollgate-gateway.mjs');
+    // The gateway's launch flags (startup/v8-tuning.ts) come before the wrapper, not instead of it.
+    expect(scripts.start).toBe(
+      ['node', ...NODE_LAUNCH_FLAGS, 'packages/gateway/bin/tollgate-gateway.mjs'].join(' '),
+    );
     expect(scripts['config:check']).toBe('node packages/gateway/bin/tollgate-gateway.mjs config check');
     expect(scripts.demo).toBe('node packages/client/bin/tollgate.mjs demo');
     expect(scripts.bench).toBe('node bench/run.mjs');
