@@ -21,7 +21,7 @@
  * the gateway's table (only the two unique keys). `POST /__reset` empties its table between
  * runs, so the bench can hand it the same proofs again.
  */
-import { createHash, createHmac, createSecretKey, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
 import { fdatasync, openSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,6 +29,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { promisify } from 'node:util';
 import { memoForNonce, requestHasher, USDC_SOLANA_MINT } from '@tollgate/protocol';
 import { Pool } from 'undici';
+import { deriveKey } from '../../packages/gateway/src/crypto/keys.ts';
 import { announce, exitOnSignal } from './announce.ts';
 
 const fdatasyncFd = promisify(fdatasync);
@@ -44,15 +45,11 @@ const rpc = new Pool(rpcUrl.origin, { connections: 64, keepAliveTimeout: 60_000 
 const rpcPath = `${rpcUrl.pathname}${rpcUrl.search}`;
 const UPSTREAM_PATH = process.env['BENCH_UPSTREAM_PATH'] ?? '/paid';
 
-// The gateway's requirement-token key: HKDF-SHA-256 of its secret (crypto/keys.ts).
-const secret = env('BENCH_TOKEN_SECRET');
-const kid = createHash('sha256').update(`tollgate-kid:${secret}`).digest('hex').slice(0, 8);
+// The gateway's requirement-token key, derived as the gateway derives it (crypto/keys.ts).
+const derived = deriveKey(env('BENCH_TOKEN_SECRET'), 'requirement-token/v1');
+const kid = derived.kid;
 // A KeyObject made once: createHmac with raw key bytes would make one per call.
-const tokenKey = createSecretKey(
-  Buffer.from(
-    hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.alloc(0), 'tollgate/requirement-token/v1', 32),
-  ),
-);
+const tokenKey = createSecretKey(derived.key);
 
 // ---- storage: SQLite, group commit ----
 const dbFile = env('BENCH_DB_FILE');

@@ -51,7 +51,7 @@ export function createLogger(level: string, stream?: { write(line: string): void
   return pino(loggerOptions(level), (stream as DestinationStream | undefined) ?? bufferedStdout());
 }
 
-/** Lines wait until this many bytes are waiting, or LOG_FLUSH_MS after the first of them. */
+/** Lines are written once this many bytes are waiting, and by a flush every LOG_FLUSH_MS. */
 const LOG_BUFFER_BYTES = 4096;
 const LOG_FLUSH_MS = 100;
 
