@@ -54,6 +54,19 @@ describe('the stdout logger (buffered)', () => {
     expect(lines.map((l) => JSON.parse(l).i)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
   });
 
+  it('writes lines of any characters whole and in order across many batches', async () => {
+    // Multi-byte text (é, 支, 🪙) in lines of varied sizes, over many 4 KB batches and a flush.
+    const lines = await child(
+      `for (let i = 0; i < 500; i++) log.info({ i, text: 'é支🪙'.repeat(i % 37) }, 'line');\nsetTimeout(() => process.exit(0), 300);`,
+    );
+    expect(lines).toHaveLength(500);
+    lines.forEach((l, i) => {
+      const parsed = JSON.parse(l);
+      expect(parsed.i).toBe(i);
+      expect(parsed.text).toBe('é支🪙'.repeat(i % 37));
+    });
+  });
+
   it('loses no line when the process dies of an uncaught error', async () => {
     const lines = await child(`log.info('before');\nsetImmediate(() => { throw new Error('boom'); });`);
     expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['before']);
