@@ -3,11 +3,8 @@
  * (startup/v8-tuning.ts), configuration from the environment (loadConfig), then the
  * production composition root (createGateway:
  * openStore + createVerifiers + assembleDeps + buildApp), like main.ts minus the
- * in-process sandbox chains (the bench runs those in another process). Seeds one
- * project "bench" whose API is the bench upstream:
- *   GET paid  0.01 USDC (the 402 and paid scenarios)
- *   GET free  0        (no payment: forwarded directly)
- *   GET big   0        (256 KB streamed)
+ * in-process sandbox chains (the bench runs those in another process). Seeds the
+ * bench's project (seed.ts).
  */
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -17,11 +14,9 @@ import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { createGateway } from '../../packages/gateway/src/app.ts';
 import { loadConfig, withConfig } from '../../packages/gateway/src/config.ts';
-import { publishProject } from '../../packages/gateway/src/marketplace/publish.ts';
 import { tuneV8 } from '../../packages/gateway/src/startup/v8-tuning.ts';
 import { announce, exitOnSignal } from './announce.ts';
-
-export const BENCH_SLUG = 'bench';
+import { BENCH_SLUG, seedBenchProject } from './seed.ts';
 
 function need(name: string): string {
   const v = process.env[name];
@@ -39,26 +34,7 @@ const config = withConfig(loadConfig(process.env, []), { port: 0 });
 const gateway = await createGateway(config);
 const { store, catalog } = gateway.deps;
 
-await publishProject(store, {
-  slug: BENCH_SLUG,
-  name: 'Bench API',
-  description: 'the bench upstream, sold per request',
-  category: 'bench',
-  owner: { chain: 'solana', address: providerSolana },
-  api: { name: 'bench upstream', baseUrl: upstreamUrl },
-  endpoints: [
-    { method: 'GET', path: 'paid', price: '0.01' },
-    { method: 'GET', path: 'free', price: '0' },
-    { method: 'GET', path: 'big', price: '0' },
-  ],
-  rails: [
-    { chain: 'solana', network: config.chainNetwork, providerRecipient: providerSolana },
-    ...(providerSui
-      ? [{ chain: 'sui' as const, network: config.chainNetwork, providerRecipient: providerSui }]
-      : []),
-  ],
-});
-catalog.invalidate(BENCH_SLUG);
+await seedBenchProject(store, catalog, config, { upstreamUrl, providerSolana, providerSui });
 gateway.start();
 
 await gateway.app.listen({ port: 0, host: '127.0.0.1' });

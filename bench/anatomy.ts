@@ -1,0 +1,297 @@
+/**
+ * Where a 402's CPU goes (issue 14; `npm run bench:anatomy`). The bench's ratios say how
+ * the gateway's 402 compares with a bare node:http server; this says why, by running the
+ * real gateway (createGateway, the bench's project) in this process, pinned to one CPU,
+ * and measuring it three ways:
+ *
+ * 1. **The gateway's JavaScript alone**: its request listener called with a stub request
+ *    and response (no socket), the fast path issuing a real 402 each time (nonce, request
+ *    hash, signed token, JSON, access line, metrics). CPU µs per 402.
+ * 2. **The gateway over HTTP**: wrk on the other CPU, 32 connections. CPU of this process
+ *    per request (all threads), the time spent in the request listener, and within it in
+ *    `res.end` (the answer's write to the socket: the syscall, and the kernel's loopback
+ *    delivery to wrk).
+ * 3. **The same bytes, constant**: the same process, server and connections, answering a
+ *    402 captured from the gateway (its headers and body) from a listener put in front.
+ *    That is the bare server's work in the gateway's process.
+ *
+ * 4. **The same bytes after a busy wait** as long as 1 measured: a server doing the bare work
+ *    plus the gateway's amount of CPU of its own, with no allocation, no I/O and nothing
+ *    else of the gateway's.
+ *
+ * Rounds of 2, 3 and 4 alternate. What 2 costs over 3 is the gateway's own work plus what it
+ * does to the rest: at a lower request rate each request pays more of the kernel's work
+ * (wrk is woken more often, fewer answers share a wake-up), which shows as a dearer
+ * `res.end` and a dearer "elsewhere" (parsing, reading, the event loop).
+ *
+ * Needs taskset and wrk; loopback only. Options: --rounds N (default 5), --seconds S (3).
+ * Started by anatomy.mjs (pinned, with the gateway's launch flags, stdout and its access
+ * lines to /dev/null); the report goes to stderr.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import { ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { newSolanaKey, newSuiKey } from '@tollgate/client';
+import { createGateway } from '../packages/gateway/src/app.ts';
+import { loadConfig, withConfig } from '../packages/gateway/src/config.ts';
+import { fastUnpaidAnswered } from '../packages/gateway/src/http/server.ts';
+import { tuneV8 } from '../packages/gateway/src/startup/v8-tuning.ts';
+import { node, server } from './lib/base-servers.ts';
+import { spawnPinned, stopAll } from './lib/children.ts';
+import { median } from './lib/stats.ts';
+import { ensureTools } from './lib/tools.ts';
+import { BENCH_SLUG, seedBenchProject } from './servers/seed.ts';
+
+const { values } = parseArgs({
+  options: { rounds: { type: 'string' }, seconds: { type: 'string' } },
+});
+const ROUNDS = Math.max(1, Number(values.rounds ?? 5));
+const SECONDS = Math.max(2, Number(values.seconds ?? 3));
+const SELF_CPU = '0';
+const OTHER_CPU = '1';
+
+ensureTools(['taskset', 'wrk']);
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+tuneV8();
+const dir = mkdtempSync(join(tmpdir(), 'tollgate-anatomy-'));
+const chains = await spawnPinned({
+  name: 'chains',
+  cpu: OTHER_CPU,
+  command: node,
+  args: [server('chains.ts')],
+});
+const provider = newSolanaKey().address;
+const config = withConfig(
+  loadConfig(
+    {
+      TOLLGATE_NETWORK: 'sandbox',
+      TOLLGATE_SECRET: `anatomy-${'s'.repeat(40)}`,
+      TOLLGATE_DATA_DIR: dir,
+      DATABASE_URL: `sqlite:${join(dir, 'tollgate.sqlite')}`,
+      SOLANA_RPC_URL: String(chains.info['solanaUrl']),
+      SUI_RPC_URL: String(chains.info['suiUrl']),
+      PLATFORM_SOLANA_ADDRESS: newSolanaKey().address,
+      PLATFORM_SUI_ADDRESS: newSuiKey().address,
+      PLATFORM_FEE_MIN: '0',
+      TOLLGATE_ALLOW_PRIVATE_ORIGINS: '1',
+      // The access line of every 402 is written, as in production (to stdout: /dev/null).
+      LOG_LEVEL: 'info',
+    },
+    [],
+  ),
+  { port: 0 },
+);
+const gateway = await createGateway(config);
+// The 402 never reaches the upstream: no upstream is started.
+await seedBenchProject(gateway.deps.store, gateway.deps.catalog, config, {
+  upstreamUrl: 'http://127.0.0.1:9',
+  providerSolana: provider,
+});
+await gateway.deps.catalog.get(BENCH_SLUG);
+await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+const httpServer = gateway.app.server;
+const port = (httpServer.address() as { port: number }).port;
+const url = `http://127.0.0.1:${port}/p/${BENCH_SLUG}/paid`;
+const listeners = httpServer.listeners('request');
+if (listeners.length !== 1) throw new Error(`expected one request listener, found ${listeners.length}`);
+const gatewayListener = listeners[0] as (req: IncomingMessage, res: ServerResponse) => void;
+
+// 1. The JavaScript alone: the listener with a stub request and response.
+async function jsAlone(n: number): Promise<number> {
+  const socket = { remoteAddress: '127.0.0.1' };
+  const headers = { host: `127.0.0.1:${port}`, 'user-agent': 'anatomy', accept: '*/*' };
+  const listeners: Record<string, (() => void)[]> = {};
+  const res = {
+    statusCode: 200,
+    headersSent: false,
+    writableEnded: false,
+    destroyed: false,
+    writeHead(status: number) {
+      this.statusCode = status;
+      this.headersSent = true;
+      return this;
+    },
+    end() {
+      this.writableEnded = true;
+      for (const f of listeners['finish'] ?? []) f();
+    },
+    on(event: string, f: () => void) {
+      const list = listeners[event] ?? [];
+      list.push(f);
+      listeners[event] = list;
+      return this;
+    },
+    once(event: string, f: () => void) {
+      return this.on(event, f);
+    },
+    removeListener(event: string, f: () => void) {
+      listeners[event] = (listeners[event] ?? []).filter((g) => g !== f);
+      return this;
+    },
+  };
+  const before = fastUnpaidAnswered(gateway.app);
+  const c0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) {
+    // The loop yields now and then, so the catalogue's snapshot is refreshed in the background as under load.
+    if (i % 2000 === 1999) await new Promise((r) => setImmediate(r));
+    res.statusCode = 200;
+    res.headersSent = false;
+    res.writableEnded = false;
+    for (const k in listeners) delete listeners[k];
+    gatewayListener({ url: `/p/${BENCH_SLUG}/paid`, method: 'GET', headers, socket } as never, res as never);
+    if (res.statusCode !== 402) throw new Error(`the stub request got ${res.statusCode}, not a 402`);
+  }
+  const c = process.cpuUsage(c0);
+  if (fastUnpaidAnswered(gateway.app) - before !== n)
+    throw new Error('the fast path did not answer every stub request');
+  return (c.user + c.system) / n;
+}
+
+// Timing of the listener and of res.end, kept only while a round runs.
+let inListener = 0n;
+let inEnd = 0n;
+let calls = 0;
+const realEnd = ServerResponse.prototype.end;
+function timedEnd(this: ServerResponse, ...args: unknown[]) {
+  const t = process.hrtime.bigint();
+  const r = (realEnd as (...a: unknown[]) => ServerResponse).apply(this, args);
+  inEnd += process.hrtime.bigint() - t;
+  return r;
+}
+
+// 3. The same bytes, constant: one real 402 captured over HTTP.
+const sample = await fetch(url);
+const constBody = Buffer.from(await sample.arrayBuffer()).toString();
+if (sample.status !== 402) throw new Error(`the gateway answered ${sample.status}, not a 402`);
+const constHeaders: OutgoingHttpHeaders = {};
+sample.headers.forEach((v, k) => {
+  if (!['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(k)) constHeaders[k] = v;
+});
+
+type Mode = 'gateway' | 'constant' | 'spin';
+/** The spin mode's busy wait before the constant answer, ns (set to the JS-alone cost). */
+let spinNs = 0n;
+let mode: Mode = 'gateway';
+httpServer.removeAllListeners('request');
+httpServer.on('request', (req: IncomingMessage, res: ServerResponse) => {
+  const t = process.hrtime.bigint();
+  if (mode !== 'gateway') {
+    if (mode === 'spin') {
+      const until = t + spinNs;
+      while (process.hrtime.bigint() < until);
+    }
+    res.writeHead(402, constHeaders);
+    res.end(constBody);
+  } else gatewayListener(req, res);
+  inListener += process.hrtime.bigint() - t;
+  calls++;
+});
+
+interface Round {
+  rps: number;
+  cpu: number;
+  listener: number;
+  end: number;
+}
+function wrk(seconds: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const p = spawn('taskset', ['-c', OTHER_CPU, 'wrk', '-t1', '-c32', `-d${seconds}s`, url], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    p.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    p.once('error', reject);
+    p.once('exit', (code) => {
+      const n = Number(/(\d+) requests in/.exec(out)?.[1] ?? Number.NaN);
+      // Every answer must be the 402 (wrk counts them as non-2xx).
+      const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+      if (code !== 0 || !(n > 0) || non2xx !== n) reject(new Error(`wrk failed (exit ${code}):\n${out}`));
+      else resolve(n);
+    });
+  });
+}
+async function round(m: Mode, seconds: number): Promise<Round> {
+  mode = m;
+  inListener = 0n;
+  inEnd = 0n;
+  calls = 0;
+  ServerResponse.prototype.end = timedEnd as typeof realEnd;
+  const c0 = process.cpuUsage();
+  const started = performance.now();
+  const n = await wrk(seconds);
+  const c = process.cpuUsage(c0);
+  const elapsed = (performance.now() - started) / 1000;
+  ServerResponse.prototype.end = realEnd;
+  return {
+    rps: n / elapsed,
+    cpu: (c.user + c.system) / n,
+    listener: Number(inListener) / 1000 / calls,
+    end: Number(inEnd) / 1000 / calls,
+  };
+}
+
+try {
+  await jsAlone(20_000); // warm-up
+  const alone: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) alone.push(await jsAlone(50_000));
+  const js = median(alone);
+  await round('gateway', 2);
+  await round('constant', 2);
+  spinNs = BigInt(Math.round(js * 1000));
+  await round('spin', 2);
+  const runs: Record<Mode, Round[]> = { gateway: [], constant: [], spin: [] };
+  const order: Mode[] = ['gateway', 'constant', 'spin'];
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const m of r % 2 ? [...order].reverse() : order) {
+      const x = await round(m, SECONDS);
+      runs[m].push(x);
+      say(
+        `  round ${r + 1} ${m}: ${Math.round(x.rps)} req/s, ${x.cpu.toFixed(1)} µs CPU/req, listener ${x.listener.toFixed(1)} µs, res.end ${x.end.toFixed(1)} µs`,
+      );
+    }
+  }
+  const med = (m: Mode, k: keyof Round) => median(runs[m].map((x) => x[k]));
+  const row = (m: Mode, label: string) => {
+    const cpu = med(m, 'cpu');
+    const listener = med(m, 'listener');
+    const end = med(m, 'end');
+    return `${label.padEnd(30)}${String(Math.round(med(m, 'rps'))).padStart(8)}${cpu.toFixed(1).padStart(10)}${end.toFixed(1).padStart(12)}${(listener - end).toFixed(1).padStart(18)}${(cpu - listener).toFixed(1).padStart(12)}`;
+  };
+  const g = med('gateway', 'cpu');
+  const k = med('constant', 'cpu');
+  const sp = med('spin', 'cpu');
+  say(
+    `\n402 anatomy: medians of ${ROUNDS} rounds of ${SECONDS} s, wrk -t1 -c32; this process on CPU ${SELF_CPU}, wrk and the chains on CPU ${OTHER_CPU}; µs of CPU per request`,
+  );
+  say(
+    `${''.padEnd(30)}${'req/s'.padStart(8)}${'CPU/req'.padStart(10)}${'res.end'.padStart(12)}${'rest of listener'.padStart(18)}${'elsewhere'.padStart(12)}`,
+  );
+  say(row('gateway', 'gateway 402'));
+  say(row('constant', 'same bytes, constant'));
+  say(row('spin', `same, after ${js.toFixed(1)} µs of busy wait`));
+  say(
+    `${'gateway JavaScript alone'.padEnd(30)}${''.padStart(8)}${js.toFixed(1).padStart(10)}   (stub request and response, no socket)`,
+  );
+  say(
+    `\nThe gateway costs ${(g - k).toFixed(1)} µs more per 402 than the same bytes sent from the same process` +
+      ` (${(g / k).toFixed(2)}×): its JavaScript ${js.toFixed(1)} µs, and ${(g - k - js).toFixed(1)} µs of the same` +
+      ` work costing more at its lower rate (res.end ${(med('gateway', 'end') - med('constant', 'end')).toFixed(1)} µs of it).` +
+      ` At 0.6× the constant answer's CPU the gateway would have to cost ${(k / 0.6).toFixed(1)} µs in all.`,
+  );
+  say(
+    `The constant answer after a busy wait as long as the gateway's JavaScript costs ${sp.toFixed(1)} µs per request` +
+      ` (${(sp / k).toFixed(2)}× the constant answer; the gateway ${(g / k).toFixed(2)}×): that much of the gateway's` +
+      ` cost follows from the time its own code takes, whatever that code does.`,
+  );
+} finally {
+  await gateway.close();
+  await stopAll();
+  rmSync(dir, { recursive: true, force: true });
+}
