@@ -24,7 +24,8 @@
  * (wrk is woken more often, fewer answers share a wake-up), which shows as a dearer
  * `res.end` and a dearer "elsewhere" (parsing, reading, the event loop).
  *
- * Needs taskset and wrk; loopback only. Options: --rounds N (default 5), --seconds S (3).
+ * Needs taskset and wrk; loopback only. Options: --rounds N (default 5), --seconds S (3),
+ * --log-level L (info: every 402 writes its access line, as in production).
  * Started by anatomy.mjs (pinned, with the gateway's launch flags, stdout and its access
  * lines to /dev/null); the report goes to stderr.
  */
@@ -47,7 +48,7 @@ import { ensureTools } from './lib/tools.ts';
 import { BENCH_SLUG, seedBenchProject } from './servers/seed.ts';
 
 const { values } = parseArgs({
-  options: { rounds: { type: 'string' }, seconds: { type: 'string' } },
+  options: { rounds: { type: 'string' }, seconds: { type: 'string' }, 'log-level': { type: 'string' } },
 });
 const ROUNDS = Math.max(1, Number(values.rounds ?? 5));
 const SECONDS = Math.max(2, Number(values.seconds ?? 3));
@@ -79,8 +80,9 @@ const config = withConfig(
       PLATFORM_SUI_ADDRESS: newSuiKey().address,
       PLATFORM_FEE_MIN: '0',
       TOLLGATE_ALLOW_PRIVATE_ORIGINS: '1',
-      // The access line of every 402 is written, as in production (to stdout: /dev/null).
-      LOG_LEVEL: 'info',
+      // The access line of every 402 is written, as in production (to stdout: /dev/null);
+      // --log-level warn measures the 402 without it.
+      LOG_LEVEL: values['log-level'] ?? 'info',
     },
     [],
   ),
