@@ -4,24 +4,26 @@
  * closed reason lists; the only per-project labels are the endpoint health gauge's,
  * which is why /metrics needs the operator token.
  */
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { HotCounter, HotHistogram } from './hot-metrics.ts';
 
 export interface Metrics {
   registry: Registry;
-  httpRequests: Counter<'route' | 'method' | 'status'>;
-  httpDuration: Histogram<'route'>;
+  /** The metrics every request touches are hot-metrics.ts's (prom-client's exposition, less CPU). */
+  httpRequests: HotCounter<'route' | 'method' | 'status'>;
+  httpDuration: HotHistogram<'route'>;
   payments: Counter<'chain' | 'outcome'>;
   /** 402 responses sent, by route family. */
-  paymentRequired: Counter<'route'>;
+  paymentRequired: HotCounter<'route'>;
   /** Payments that passed every check (counted once, when first verified), by chain and wire format (v1, v2). */
   paymentsAccepted: Counter<'chain' | 'format'>;
   /** Every refused payment: each 402 with a reason, and invalid_payment_header; by format and reason. */
   paymentsRejected: Counter<'format' | 'reason'>;
   /** USDC of delivered paid requests, atomic units (the sum of the paid option's splits), by chain. */
   usdcVolume: Counter<'chain'>;
-  upstream: Counter<'outcome'>;
+  upstream: HotCounter<'outcome'>;
   /** Time until an upstream answered (response headers; a stream's start), by upstream and outcome. */
-  upstreamDuration: Histogram<'upstream' | 'outcome'>;
+  upstreamDuration: HotHistogram<'upstream' | 'outcome'>;
   /** Steps of a paid request's life (settle.ts): claim, deliver, fail, abandon, renew, lookup, by outcome. */
   settlement: Counter<'step' | 'outcome'>;
   endpointHealthy: Gauge<'project' | 'endpoint'>;
@@ -37,13 +39,13 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
   if (opts.defaults !== false) collectDefaultMetrics({ register: registry });
   return {
     registry,
-    httpRequests: new Counter({
+    httpRequests: new HotCounter({
       name: 'tollgate_http_requests_total',
       help: 'HTTP requests by route family, method and status',
       labelNames: ['route', 'method', 'status'],
       registers: [registry],
     }),
-    httpDuration: new Histogram({
+    httpDuration: new HotHistogram({
       name: 'tollgate_http_request_duration_seconds',
       help: 'HTTP request duration by route family',
       labelNames: ['route'],
@@ -56,7 +58,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       labelNames: ['chain', 'outcome'],
       registers: [registry],
     }),
-    paymentRequired: new Counter({
+    paymentRequired: new HotCounter({
       name: 'tollgate_payment_required_total',
       help: '402 Payment Required responses by route family',
       labelNames: ['route'],
@@ -80,13 +82,13 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       labelNames: ['chain'],
       registers: [registry],
     }),
-    upstream: new Counter({
+    upstream: new HotCounter({
       name: 'tollgate_upstream_requests_total',
       help: 'Forwarded requests by outcome',
       labelNames: ['outcome'],
       registers: [registry],
     }),
-    upstreamDuration: new Histogram({
+    upstreamDuration: new HotHistogram({
       name: 'tollgate_upstream_duration_seconds',
       help: 'Time until an upstream answered (its response headers; the start of a stream), by upstream (marketplace, chat, embeddings) and outcome',
       labelNames: ['upstream', 'outcome'],
