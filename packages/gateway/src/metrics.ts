@@ -4,31 +4,31 @@
  * closed reason lists; the only per-project labels are the endpoint health gauge's,
  * which is why /metrics needs the operator token.
  */
-import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { HotCounter, HotHistogram } from './hot-metrics.ts';
 
 export interface Metrics {
   registry: Registry;
-  /** The metrics every request touches are hot-metrics.ts's (prom-client's exposition, less CPU). */
+  /** The metrics every request or paid request touches are hot-metrics.ts's (prom-client's exposition, less CPU). */
   httpRequests: HotCounter<'route' | 'method' | 'status'>;
   httpDuration: HotHistogram<'route'>;
-  payments: Counter<'chain' | 'outcome'>;
+  payments: HotCounter<'chain' | 'outcome'>;
   /** 402 responses sent, by route family. */
   paymentRequired: HotCounter<'route'>;
   /** Payments that passed every check (counted once, when first verified), by chain and wire format (v1, v2). */
-  paymentsAccepted: Counter<'chain' | 'format'>;
+  paymentsAccepted: HotCounter<'chain' | 'format'>;
   /** Every refused payment: each 402 with a reason, and invalid_payment_header; by format and reason. */
-  paymentsRejected: Counter<'format' | 'reason'>;
+  paymentsRejected: HotCounter<'format' | 'reason'>;
   /** USDC of delivered paid requests, atomic units (the sum of the paid option's splits), by chain. */
-  usdcVolume: Counter<'chain'>;
+  usdcVolume: HotCounter<'chain'>;
   upstream: HotCounter<'outcome'>;
   /** Time until an upstream answered (response headers; a stream's start), by upstream and outcome. */
   upstreamDuration: HotHistogram<'upstream' | 'outcome'>;
   /** Steps of a paid request's life (settle.ts): claim, deliver, fail, abandon, renew, lookup, by outcome. */
-  settlement: Counter<'step' | 'outcome'>;
+  settlement: HotCounter<'step' | 'outcome'>;
   endpointHealthy: Gauge<'project' | 'endpoint'>;
   /** Chain transaction lookups by chain and outcome (chains/guard.ts LookupOutcome). */
-  chainLookups: Counter<'chain' | 'outcome'>;
+  chainLookups: HotCounter<'chain' | 'outcome'>;
   /** The x402 v2 fee payer's SOL balance, lamports (absent until first read). */
   sponsorBalance: Gauge<'chain' | 'address'>;
 }
@@ -52,7 +52,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     }),
-    payments: new Counter({
+    payments: new HotCounter({
       name: 'tollgate_payments_total',
       help: 'Payment proofs by chain and outcome (verified, rejected, pending, unavailable, replayed)',
       labelNames: ['chain', 'outcome'],
@@ -64,19 +64,19 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       labelNames: ['route'],
       registers: [registry],
     }),
-    paymentsAccepted: new Counter({
+    paymentsAccepted: new HotCounter({
       name: 'tollgate_payments_accepted_total',
       help: 'Payments that passed every check, counted once when first verified, by chain and format (v1: X-PAYMENT, v2: PAYMENT-SIGNATURE)',
       labelNames: ['chain', 'format'],
       registers: [registry],
     }),
-    paymentsRejected: new Counter({
+    paymentsRejected: new HotCounter({
       name: 'tollgate_payments_rejected_total',
       help: 'Refused payments by format and reason: every 402 that carries a reason, and invalid_payment_header',
       labelNames: ['format', 'reason'],
       registers: [registry],
     }),
-    usdcVolume: new Counter({
+    usdcVolume: new HotCounter({
       name: 'tollgate_usdc_volume_atomic_total',
       help: 'USDC paid for delivered requests, in atomic units (1 USDC = 1000000), by chain',
       labelNames: ['chain'],
@@ -95,7 +95,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
       registers: [registry],
     }),
-    settlement: new Counter({
+    settlement: new HotCounter({
       name: 'tollgate_settlement_steps_total',
       help: 'Steps of paid requests by step (claim, deliver, fail, abandon, renew, lookup) and outcome (ok, a failure reason, lease_lost, db_error)',
       labelNames: ['step', 'outcome'],
@@ -113,7 +113,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       labelNames: ['chain', 'address'],
       registers: [registry],
     }),
-    chainLookups: new Counter({
+    chainLookups: new HotCounter({
       name: 'tollgate_chain_lookups_total',
       help: 'Chain transaction lookups by chain and outcome: rpc (asked the node), coalesced (joined the same id in flight), negative_cache_hit (the chain did not know the id moments ago), over_capacity (refused: too many in flight), malformed (not a transaction id)',
       labelNames: ['chain', 'outcome'],
