@@ -19,3 +19,5 @@ child.once('error', (err) => {
   process.exit(1);
 });
 child.once('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+// A signal to this wrapper reaches the measuring process, which stops its own children.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));

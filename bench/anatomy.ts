@@ -42,7 +42,7 @@ import { loadConfig, withConfig } from '../packages/gateway/src/config.ts';
 import { fastUnpaidAnswered } from '../packages/gateway/src/http/server.ts';
 import { tuneV8 } from '../packages/gateway/src/startup/v8-tuning.ts';
 import { node, server } from './lib/base-servers.ts';
-import { spawnPinned, stopAll } from './lib/children.ts';
+import { killAllNow, spawnPinned, stopAll, trackTransient } from './lib/children.ts';
 import { median } from './lib/stats.ts';
 import { ensureTools } from './lib/tools.ts';
 import { BENCH_SLUG, seedBenchProject } from './servers/seed.ts';
@@ -60,6 +60,20 @@ const say = (line: string) => process.stderr.write(`${line}\n`);
 
 tuneV8();
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-anatomy-'));
+// However this ends (an error before the measurements, an uncaught one, a signal): the
+// chains and any wrk are killed by pid and the temp dir goes.
+process.on('exit', () => {
+  killAllNow();
+  rmSync(dir, { recursive: true, force: true });
+});
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    stopping = true;
+    say(`bench:anatomy: ${signal}, stopping`);
+    void stopAll().finally(() => process.exit(130));
+  });
+}
 const chains = await spawnPinned({
   name: 'chains',
   cpu: OTHER_CPU,
@@ -205,6 +219,7 @@ function wrk(seconds: number): Promise<number> {
     const p = spawn('taskset', ['-c', OTHER_CPU, 'wrk', '-t1', '-c32', `-d${seconds}s`, url], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
+    trackTransient(p);
     let out = '';
     p.stdout.on('data', (d: Buffer) => {
       out += d.toString();
@@ -292,6 +307,12 @@ try {
       ` (${(sp / k).toFixed(2)}× the constant answer; the gateway ${(g / k).toFixed(2)}×): that much of the gateway's` +
       ` cost follows from the time its own code takes, whatever that code does.`,
   );
+} catch (e) {
+  // A stop by signal ends the wrk run under way: that failure is not news.
+  if (!stopping) {
+    say(`bench:anatomy failed: ${(e as Error).stack ?? e}`);
+    process.exitCode = 1;
+  }
 } finally {
   await gateway.close();
   await stopAll();
