@@ -67,6 +67,40 @@ describe('the stdout logger (buffered)', () => {
     });
   });
 
+  it('keeps no lines in memory once nobody reads stdout', async () => {
+    // The reader goes away at once (EPIPE): pino then stops logging. 300,000 lines of about
+    // 250 B (75 MB) must not pile up in the process waiting for a write that cannot happen.
+    const script = `import { createLogger } from ${JSON.stringify(LOGGER)};
+const log = createLogger('info');
+const pad = 'x'.repeat(200);
+for (let round = 0; round < 300; round++) {
+  for (let i = 0; i < 1000; i++) log.info({ i, pad }, 'line');
+  await new Promise((r) => setImmediate(r));
+}
+await new Promise((r) => setTimeout(r, 300));
+globalThis.gc?.();
+process.stderr.write(JSON.stringify(process.memoryUsage()));
+process.exit(0);`;
+    const proc = spawn(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    proc.stdout.destroy();
+    let err = '';
+    proc.stderr.setEncoding('utf8');
+    proc.stderr.on('data', (d: string) => {
+      err += d;
+    });
+    await new Promise((resolve) => proc.on('close', resolve));
+    const usage = JSON.parse(err) as { arrayBuffers: number; heapUsed: number };
+    expect(usage.arrayBuffers + usage.heapUsed).toBeLessThan(40 * 1024 * 1024);
+  });
+
+  it('loses no line when the process ends by itself, with nothing left to do', async () => {
+    // A few lines, well under a batch, and then an empty event loop: no exit call, no error.
+    const lines = await child(`for (let i = 0; i < 5; i++) log.info({ i }, 'line');`);
+    expect(lines.map((l) => JSON.parse(l).i)).toEqual([0, 1, 2, 3, 4]);
+  });
+
   it('loses no line when the process dies of an uncaught error', async () => {
     const lines = await child(`log.info('before');\nsetImmediate(() => { throw new Error('boom'); });`);
     expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['before']);

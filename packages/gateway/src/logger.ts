@@ -4,6 +4,7 @@
  * and payment proofs never reach a log line: lines carry chosen fields only, and the
  * paths below are redacted should a header or secret object be logged anyway.
  */
+import { writeSync } from 'node:fs';
 import { type DestinationStream, type Logger, pino } from 'pino';
 
 export type { Logger };
@@ -57,36 +58,59 @@ const LOG_FLUSH_MS = 100;
 
 /**
  * stdout, written in batches. pino's default destination is asynchronous but unbuffered:
- * every line (an access line per request) is its own write on libuv's thread pool. This one
- * writes once LOG_BUFFER_BYTES are waiting, and sonic-boom's own timer flushes every
- * LOG_FLUSH_MS (a flush that finds a write under way is retried on the next tick of it, so
- * a line is out within about twice that). pino flushes it synchronously when the process
- * exits, so an exit, planned or not, loses nothing; a process killed outright (SIGKILL,
- * power) loses at most the last LOG_FLUSH_MS or two of lines.
+ * every line (an access line per request) is its own write on libuv's thread pool. Here
+ * lines are joined into a batch that goes to sonic-boom once LOG_BUFFER_BYTES are waiting,
+ * or every LOG_FLUSH_MS; sonic-boom writes each batch at once (or right after the write
+ * under way), so a line is out within about LOG_FLUSH_MS. When the process exits, planned
+ * or not, pino flushes sonic-boom synchronously and `exit` below writes the batch still
+ * being joined: nothing is lost; a process killed outright (SIGKILL, power) loses at most
+ * the last LOG_FLUSH_MS of lines.
  *
- * Lines are handed to sonic-boom as Buffers (its `buffer` content mode). In its text mode
- * every write measures the UTF-8 length of the whole string waiting so far, which flattens
- * it: with 4 KB batched that is a copy of about 2 KB per line, 3 µs of a 402's CPU, against
- * 0.5 µs for encoding the line and appending it to a list (docs/performance.md).
+ * Why the batch is joined here and not by sonic-boom (its minLength): sonic-boom's text
+ * mode measures the UTF-8 length of everything waiting on every write, which flattens it,
+ * about 2 KB copied per line with 4 KB batched (3 µs of a 402's CPU); its buffer mode loses
+ * lines in its exit flush after a failed write. Here a line costs a string append.
+ * sonic-boom's write is looked up on every call: pino replaces it with a no-op once stdout's
+ * reader is gone (EPIPE), and then nothing may pile up.
  */
 function bufferedStdout(): DestinationStream {
-  const boom = pino.destination({
-    dest: process.stdout.fd ?? 1,
-    sync: false,
-    minLength: LOG_BUFFER_BYTES,
-    periodicFlush: LOG_FLUSH_MS,
-    contentMode: 'buffer',
+  const fd = process.stdout.fd ?? 1;
+  const boom = pino.destination({ dest: fd, sync: false, minLength: 0 });
+  let batch = '';
+  const out = (): void => {
+    if (batch === '') return;
+    const text = batch;
+    batch = '';
+    boom.write(text);
+  };
+  setInterval(out, LOG_FLUSH_MS).unref();
+  // After pino's own exit flush of sonic-boom, or before it: either way the older lines go first.
+  process.on('exit', () => {
+    if (batch === '') return;
+    const text = batch;
+    batch = '';
+    try {
+      boom.flushSync();
+    } catch {
+      // Already ended by pino's own exit handling (it flushed then), or stdout is gone.
+    }
+    try {
+      writeSync(fd, text);
+    } catch {
+      // stdout is gone (EPIPE) or refuses the write: there is nowhere left to write to.
+    }
   });
-  // In buffer mode sonic-boom's write takes a Buffer; its typings say string.
-  const writeBuffer = boom.write.bind(boom) as unknown as (data: Buffer) => boolean;
   return {
-    write(line: string): boolean {
-      return writeBuffer(Buffer.from(line, 'utf8'));
+    write(line: string): void {
+      batch += line;
+      if (batch.length >= LOG_BUFFER_BYTES) out();
     },
     flush(cb?: (err?: Error) => void): void {
+      out();
       boom.flush(cb);
     },
     flushSync(): void {
+      out();
       boom.flushSync();
     },
   } as DestinationStream;
