@@ -101,6 +101,32 @@ process.exit(0);`;
     expect(lines.map((l) => JSON.parse(l).i)).toEqual([0, 1, 2, 3, 4]);
   });
 
+  it('keeps the lines of many loggers on stdout in the order they were written, without a listener per logger', async () => {
+    const script = `import { createLogger } from ${JSON.stringify(LOGGER)};
+const logs = Array.from({ length: 20 }, () => createLogger('info'));
+for (let i = 0; i < 200; i++) logs[i % logs.length].info({ i }, 'line');`;
+    const proc = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    proc.stdout.setEncoding('utf8');
+    proc.stderr.setEncoding('utf8');
+    proc.stdout.on('data', (d: string) => {
+      out += d;
+    });
+    proc.stderr.on('data', (d: string) => {
+      err += d;
+    });
+    await new Promise((resolve) => proc.on('close', resolve));
+    const order = out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l).i);
+    expect(order).toEqual(Array.from({ length: 200 }, (_, i) => i));
+    expect(err).not.toMatch(/MaxListenersExceeded/);
+  });
+
   it('loses no line when the process dies of an uncaught error', async () => {
     const lines = await child(`log.info('before');\nsetImmediate(() => { throw new Error('boom'); });`);
     expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['before']);

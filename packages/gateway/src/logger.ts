@@ -73,7 +73,14 @@ const LOG_FLUSH_MS = 100;
  * sonic-boom's write is looked up on every call: pino replaces it with a no-op once stdout's
  * reader is gone (EPIPE), and then nothing may pile up.
  */
+let stdoutDestination: DestinationStream | undefined;
+/** One per process, shared by every logger on stdout: one batch, one exit hook, lines in order. */
 function bufferedStdout(): DestinationStream {
+  stdoutDestination ??= batchedStdout();
+  return stdoutDestination;
+}
+
+function batchedStdout(): DestinationStream {
   const fd = process.stdout.fd ?? 1;
   const boom = pino.destination({ dest: fd, sync: false, minLength: 0 });
   let batch = '';
