@@ -8,8 +8,9 @@
  * and sorts a hash string of the labels and, in a histogram, looks the bucket up by its
  * bound turned into a string: 0.3–0.5 µs a call, four calls a forwarded request (issue 14,
  * docs/performance.md). Here a series is found through one Map per label, keyed by the
- * label's value, and its labels are checked once, when the series is made. Label values
- * are strings: a number would make a series of its own (`String(status)`, not `status`).
+ * label's value; the label names are checked on every call, as prom-client does. Anything
+ * prom-client accepts is counted as it counts it, anything it refuses is refused the same
+ * way (hot-metrics.test.ts): a call on a request's path must not throw where it did not.
  */
 import type { Registry } from 'prom-client';
 
@@ -55,10 +56,15 @@ abstract class HotMetric<L extends string, S extends { labels: Labels<L> }> impl
 
   protected find(labels: Labels<L>): S {
     const names = this.labelNames;
+    // As prom-client, on every call: a label the metric does not have is refused.
+    for (const k in labels) {
+      if (!names.includes(k as L))
+        throw new Error(`Added label "${k}" is not included in initial labelset: ${JSON.stringify(names)}`);
+    }
     let node = this.#tree;
     const last = names.length - 1;
     for (let i = 0; i < last; i++) {
-      const v = labels[names[i]!];
+      const v = keyOf(labels[names[i]!]);
       let next = node.get(v) as Tree<S> | undefined;
       if (next === undefined) {
         next = new Map();
@@ -66,50 +72,51 @@ abstract class HotMetric<L extends string, S extends { labels: Labels<L> }> impl
       }
       node = next;
     }
-    const key = last < 0 ? undefined : labels[names[last]!];
+    const key = last < 0 ? undefined : keyOf(labels[names[last]!]);
     let s = node.get(key) as S | undefined;
     if (s === undefined) {
-      s = this.create(this.checked(labels));
+      // The labels as given, as prom-client keeps them (a number stays a number in get()).
+      s = this.create({ ...labels });
       node.set(key, s);
       this.series.push(s);
     }
     return s;
   }
 
-  /** The labels of a new series, as prom-client would accept them (else its errors). */
-  private checked(labels: Labels<L>): Labels<L> {
-    const out: Labels<L> = {};
-    for (const k in labels) {
-      const v = labels[k];
-      if (!this.labelNames.includes(k)) {
-        throw new Error(
-          `Added label "${k}" is not included in initial labelset: ${JSON.stringify(this.labelNames)}`,
-        );
-      }
-      if (v !== undefined && typeof v !== 'string')
-        throw new TypeError(`label "${k}" of ${this.name} must be a string, got ${typeof v}`);
-      out[k] = v;
-    }
-    return out;
-  }
-
   reset(): void {
     this.#tree = new Map();
     this.series = [];
+    this.zeroUnlabelled();
   }
+
+  /** A metric without labels shows its one series from the start, at 0 (as prom-client's). */
+  protected zeroUnlabelled(): void {
+    if (this.labelNames.length === 0) this.find({});
+  }
+}
+
+/** A label value as the key of its series: prom-client writes every value as text, so 402 and '402' are one series. */
+function keyOf(v: string | undefined): string | undefined {
+  return typeof v === 'string' || v === undefined ? v : String(v);
 }
 
 export class HotCounter<L extends string> extends HotMetric<L, { labels: Labels<L>; value: number }> {
   readonly type = 'counter' as const;
 
+  constructor(o: Options<L>) {
+    super(o);
+    this.zeroUnlabelled();
+  }
+
   protected create(labels: Labels<L>) {
     return { value: 0, labels };
   }
 
-  inc(labels: Labels<L>, value = 1): void {
-    if (!(value >= 0) || value === Number.POSITIVE_INFINITY)
-      throw new Error(`It is not possible to increase a counter by ${value}`);
-    this.find(labels).value += value;
+  /** prom-client's rules: a non-finite amount is refused (NaN slips through, as there), a negative one too, none counts 1. */
+  inc(labels: Labels<L>, value?: number | null): void {
+    if (value && !Number.isFinite(value)) throw new TypeError(`Value is not a valid number: ${value}`);
+    if ((value as number) < 0) throw new Error('It is not possible to decrease a counter');
+    this.find(labels).value += value === null || value === undefined ? 1 : value;
   }
 
   async get() {
@@ -138,6 +145,7 @@ export class HotHistogram<L extends string> extends HotMetric<L, HistogramSeries
   constructor(o: Options<L> & { buckets: readonly number[] }) {
     super(o);
     this.upperBounds = [...o.buckets].sort((a, b) => a - b);
+    this.zeroUnlabelled();
   }
 
   protected create(labels: Labels<L>): HistogramSeries<L> {
