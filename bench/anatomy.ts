@@ -10,7 +10,9 @@
  * 2. **The gateway over HTTP**: wrk on the other CPU, 32 connections. CPU of this process
  *    per request (all threads), the time spent in the request listener, and within it in
  *    `res.end` (the answer's write to the socket: the syscall, and the kernel's loopback
- *    delivery to wrk).
+ *    delivery to wrk). The access line and the metrics are written on the response's
+ *    `finish`, a tick after the listener: over HTTP they count under "elsewhere", while the
+ *    stub of 1 runs them inside its call.
  * 3. **The same bytes, constant**: the same process, server and connections, answering a
  *    402 captured from the gateway (its headers and body) from a listener put in front.
  *    That is the bare server's work in the gateway's process.
@@ -66,9 +68,12 @@ process.on('exit', () => {
   killAllNow();
   rmSync(dir, { recursive: true, force: true });
 });
+// Ctrl-C reaches this process twice (from the terminal and from anatomy.mjs): the first
+// one stops, the later ones are ignored while it does.
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.once(signal, () => {
+  process.on(signal, () => {
+    if (stopping) return;
     stopping = true;
     say(`bench:anatomy: ${signal}, stopping`);
     void stopAll().finally(() => process.exit(130));
@@ -225,7 +230,8 @@ function wrk(seconds: number): Promise<number> {
       out += d.toString();
     });
     p.once('error', reject);
-    p.once('exit', (code) => {
+    // 'close', not 'exit': its output is all read by then.
+    p.once('close', (code) => {
       const n = Number(/(\d+) requests in/.exec(out)?.[1] ?? Number.NaN);
       // Every answer must be the 402 (wrk counts them as non-2xx).
       const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
