@@ -83,7 +83,15 @@ describe('the hot-path counter and histogram', () => {
     expect(() => counter.inc({ route: 'x', verb: 'GET' } as Partial<Record<Name, string>>)).toThrow(
       /not included/,
     );
+    // Also on a series that exists already, as prom-client (its counter is checked alike).
+    for (const c of counters) {
+      c.inc({ route: 'x', method: 'GET', status: '200' });
+      expect(() =>
+        c.inc({ route: 'x', method: 'GET', status: '200', verb: 'GET' } as Partial<Record<Name, string>>),
+      ).toThrow(/not included/);
+    }
     expect(() => counter.inc({ route: 'x' }, -1)).toThrow(/not possible/);
+    expect(() => counter.inc({ route: 'x' }, Number.POSITIVE_INFINITY)).toThrow(TypeError);
     expect(() => histogram.observe({ route: 'x' }, Number.NaN)).toThrow(TypeError);
     expect(() => histogram.observe({ route: 'x' }, Number.POSITIVE_INFINITY)).toThrow(TypeError);
   });

@@ -1,6 +1,7 @@
 /**
- * A counter and a histogram for the metrics every request touches (the request count and
- * duration, 402s, upstream exchanges), registered in the app's prom-client registry and
+ * A counter and a histogram for the metrics every request or paid request touches (the
+ * request count and duration, 402s, upstream exchanges, payments and settlement steps; see
+ * metrics.ts), registered in the app's prom-client registry and
  * exposed exactly as prom-client's own Counter and Histogram expose them: the same names,
  * series order, label order, values and text (hot-metrics.test.ts compares the two).
  *
