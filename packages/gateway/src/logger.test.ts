@@ -127,6 +127,15 @@ for (let i = 0; i < 200; i++) logs[i % logs.length].info({ i }, 'line');`;
     expect(err).not.toMatch(/MaxListenersExceeded/);
   });
 
+  it('has a fatal line out before the call returns, as pino promises (a SIGKILL right after loses nothing)', async () => {
+    const lines = await child(
+      // libuv's thread pool, where asynchronous writes run, is kept busy: only a synchronous write is out in time.
+      `const { pbkdf2 } = await import('node:crypto');\nfor (let i = 0; i < 8; i++) pbkdf2('x', 'y', 2e6, 32, 'sha256', () => {});\n` +
+        `log.info('before');\nlog.fatal('fatal');\nprocess.kill(process.pid, 'SIGKILL');\nsetInterval(() => {}, 1000);`,
+    );
+    expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['before', 'fatal']);
+  });
+
   it('loses no line when the process dies of an uncaught error', async () => {
     const lines = await child(`log.info('before');\nsetImmediate(() => { throw new Error('boom'); });`);
     expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['before']);

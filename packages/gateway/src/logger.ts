@@ -90,23 +90,29 @@ function batchedStdout(): DestinationStream {
     batch = '';
     boom.write(text);
   };
-  setInterval(out, LOG_FLUSH_MS).unref();
-  // After pino's own exit flush of sonic-boom, or before it: either way the older lines go first.
-  process.on('exit', () => {
-    if (batch === '') return;
-    const text = batch;
-    batch = '';
+  /**
+   * Everything out before it returns: sonic-boom's queue, then the batch being joined, both
+   * with synchronous writes (handing the batch to sonic-boom would start an asynchronous
+   * one). For pino's flushSync (after a fatal line) and for the process's exit, after pino's
+   * own exit flush of sonic-boom or before it: either way the older lines go first.
+   */
+  const outNow = (): void => {
     try {
       boom.flushSync();
     } catch {
       // Already ended by pino's own exit handling (it flushed then), or stdout is gone.
     }
+    if (batch === '') return;
+    const text = batch;
+    batch = '';
     try {
       writeSync(fd, text);
     } catch {
       // stdout is gone (EPIPE) or refuses the write: there is nowhere left to write to.
     }
-  });
+  };
+  setInterval(out, LOG_FLUSH_MS).unref();
+  process.on('exit', outNow);
   return {
     write(line: string): void {
       batch += line;
@@ -116,9 +122,6 @@ function batchedStdout(): DestinationStream {
       out();
       boom.flush(cb);
     },
-    flushSync(): void {
-      out();
-      boom.flushSync();
-    },
+    flushSync: outNow,
   } as DestinationStream;
 }
