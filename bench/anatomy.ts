@@ -31,22 +31,25 @@
  * Started by anatomy.mjs (pinned, with the gateway's launch flags, stdout and its access
  * lines to /dev/null); the report goes to stderr.
  */
-import { spawn } from 'node:child_process';
+
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { newSolanaKey, newSuiKey } from '@tollgate/client';
+import { newSolanaKey } from '@tollgate/client';
 import { createGateway } from '../packages/gateway/src/app.ts';
 import { loadConfig, withConfig } from '../packages/gateway/src/config.ts';
 import { fastUnpaidAnswered } from '../packages/gateway/src/http/server.ts';
 import { tuneV8 } from '../packages/gateway/src/startup/v8-tuning.ts';
-import { node, server } from './lib/base-servers.ts';
-import { killAllNow, spawnPinned, stopAll, trackTransient } from './lib/children.ts';
+import { node, server, stableHeaders } from './lib/base-servers.ts';
+import { spawnPinned, stopAll, stopChildrenOnExit } from './lib/children.ts';
+import { benchGatewayEnv } from './lib/stack.ts';
 import { median } from './lib/stats.ts';
 import { ensureTools } from './lib/tools.ts';
+import { runWrk, type WrkResult, writeWrkScript } from './lib/wrk.ts';
 import { BENCH_SLUG, seedBenchProject } from './servers/seed.ts';
 
 const { values } = parseArgs({
@@ -64,21 +67,7 @@ tuneV8();
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-anatomy-'));
 // However this ends (an error before the measurements, an uncaught one, a signal): the
 // chains and any wrk are killed by pid and the temp dir goes.
-process.on('exit', () => {
-  killAllNow();
-  rmSync(dir, { recursive: true, force: true });
-});
-// Ctrl-C reaches this process twice (from the terminal and from anatomy.mjs): the first
-// one stops, the later ones are ignored while it does.
-let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    say(`bench:anatomy: ${signal}, stopping`);
-    void stopAll().finally(() => process.exit(130));
-  });
-}
+const stopping = stopChildrenOnExit('bench:anatomy', () => rmSync(dir, { recursive: true, force: true }));
 const chains = await spawnPinned({
   name: 'chains',
   cpu: OTHER_CPU,
@@ -88,21 +77,16 @@ const chains = await spawnPinned({
 const provider = newSolanaKey().address;
 const config = withConfig(
   loadConfig(
-    {
-      TOLLGATE_NETWORK: 'sandbox',
-      TOLLGATE_SECRET: `anatomy-${'s'.repeat(40)}`,
-      TOLLGATE_DATA_DIR: dir,
-      DATABASE_URL: `sqlite:${join(dir, 'tollgate.sqlite')}`,
-      SOLANA_RPC_URL: String(chains.info['solanaUrl']),
-      SUI_RPC_URL: String(chains.info['suiUrl']),
-      PLATFORM_SOLANA_ADDRESS: newSolanaKey().address,
-      PLATFORM_SUI_ADDRESS: newSuiKey().address,
-      PLATFORM_FEE_MIN: '0',
-      TOLLGATE_ALLOW_PRIVATE_ORIGINS: '1',
+    benchGatewayEnv({
+      secret: randomBytes(32).toString('hex'),
+      dir,
+      databaseUrl: `sqlite:${join(dir, 'tollgate.sqlite')}`,
+      solanaRpcUrl: String(chains.info['solanaUrl']),
+      suiRpcUrl: String(chains.info['suiUrl']),
       // The access line of every 402 is written, as in production (to stdout: /dev/null);
       // --log-level warn measures the 402 without it.
-      LOG_LEVEL: values['log-level'] ?? 'info',
-    },
+      logLevel: values['log-level'] ?? 'info',
+    }),
     [],
   ),
   { port: 0 },
@@ -185,14 +169,11 @@ function timedEnd(this: ServerResponse, ...args: unknown[]) {
   return r;
 }
 
-// 3. The same bytes, constant: one real 402 captured over HTTP.
+// 3. The same bytes, constant: one real 402 captured over HTTP, as the bench's bare 402 server replays it.
 const sample = await fetch(url);
 const constBody = Buffer.from(await sample.arrayBuffer()).toString();
 if (sample.status !== 402) throw new Error(`the gateway answered ${sample.status}, not a 402`);
-const constHeaders: OutgoingHttpHeaders = {};
-sample.headers.forEach((v, k) => {
-  if (!['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(k)) constHeaders[k] = v;
-});
+const constHeaders = stableHeaders(sample);
 
 type Mode = 'gateway' | 'constant' | 'spin';
 /** The spin mode's busy wait before the constant answer, ns (set to the JS-alone cost). */
@@ -219,26 +200,21 @@ interface Round {
   listener: number;
   end: number;
 }
-function wrk(seconds: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const p = spawn('taskset', ['-c', OTHER_CPU, 'wrk', '-t1', '-c32', `-d${seconds}s`, url], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    trackTransient(p);
-    let out = '';
-    p.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    p.once('error', reject);
-    // 'close', not 'exit': its output is all read by then.
-    p.once('close', (code) => {
-      const n = Number(/(\d+) requests in/.exec(out)?.[1] ?? Number.NaN);
-      // Every answer must be the 402 (wrk counts them as non-2xx).
-      const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
-      if (code !== 0 || !(n > 0) || non2xx !== n) reject(new Error(`wrk failed (exit ${code}):\n${out}`));
-      else resolve(n);
-    });
+const script = writeWrkScript(dir);
+/** One wrk run as the bench makes it (bench/lib/wrk.ts); every answer must be the 402. */
+async function wrk(seconds: number): Promise<WrkResult> {
+  const w = await runWrk({
+    url,
+    seconds,
+    connections: 32,
+    cpu: OTHER_CPU,
+    script,
+    windowMs: seconds * 1000 - 500,
   });
+  const { connect, read, write, timeout, status } = w.errors;
+  if (connect + read + write + timeout > 0 || status !== w.requests || w.requests === 0)
+    throw new Error(`wrk: ${w.requests} answers, ${status} of them 402, errors ${JSON.stringify(w.errors)}`);
+  return w;
 }
 async function round(m: Mode, seconds: number): Promise<Round> {
   mode = m;
@@ -247,14 +223,12 @@ async function round(m: Mode, seconds: number): Promise<Round> {
   calls = 0;
   ServerResponse.prototype.end = timedEnd as typeof realEnd;
   const c0 = process.cpuUsage();
-  const started = performance.now();
-  const n = await wrk(seconds);
+  const w = await wrk(seconds);
   const c = process.cpuUsage(c0);
-  const elapsed = (performance.now() - started) / 1000;
   ServerResponse.prototype.end = realEnd;
   return {
-    rps: n / elapsed,
-    cpu: (c.user + c.system) / n,
+    rps: w.rps,
+    cpu: (c.user + c.system) / w.requests,
     listener: Number(inListener) / 1000 / calls,
     end: Number(inEnd) / 1000 / calls,
   };
@@ -315,7 +289,7 @@ try {
   );
 } catch (e) {
   // A stop by signal ends the wrk run under way: that failure is not news.
-  if (!stopping) {
+  if (!stopping()) {
     say(`bench:anatomy failed: ${(e as Error).stack ?? e}`);
     process.exitCode = 1;
   }

@@ -12,7 +12,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { killAllNow, stopAll } from './lib/children.ts';
+import { stopAll, stopChildrenOnExit } from './lib/children.ts';
 import { profileGateway, scenarios } from './lib/definitions.ts';
 import { describeMachine } from './lib/machine.ts';
 import { type BenchOptions, parseOptions } from './lib/options.ts';
@@ -204,16 +204,7 @@ function removeTempDirs(): void {
   tempDirs.clear();
 }
 
-process.on('exit', () => {
-  killAllNow();
-  removeTempDirs();
-});
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.once(signal, () => {
-    console.error(`bench: ${signal}, stopping`);
-    void stopAll().finally(() => process.exit(130));
-  });
-}
+stopChildrenOnExit('bench', removeTempDirs);
 
 try {
   await main(parseOptions(process.argv.slice(2)));

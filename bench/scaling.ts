@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { type BaseStack, startBase } from './lib/base-servers.ts';
-import { killAllNow, spawnPinned, stopAll } from './lib/children.ts';
+import { spawnPinned, stopAll, stopChildrenOnExit } from './lib/children.ts';
 import { describeMachine, type Machine } from './lib/machine.ts';
 import { preparePayments } from './lib/payments.ts';
 import { startPostgres } from './lib/postgres.ts';
@@ -560,19 +560,7 @@ async function main(opts: ScalingOptions): Promise<void> {
   }
 }
 
-process.on('exit', () => {
-  killAllNow();
-  removeTempDirs();
-});
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.once(signal, () => {
-    console.error(`bench:scaling: ${signal}, stopping`);
-    void stopAll().finally(() => {
-      removeTempDirs();
-      process.exit(130);
-    });
-  });
-}
+stopChildrenOnExit('bench:scaling', removeTempDirs);
 
 try {
   await main(parseScalingOptions(process.argv.slice(2)));

@@ -164,3 +164,30 @@ export function killAllNow(): void {
   }
   children.clear();
 }
+
+/**
+ * However a bench command ends, nothing it started outlives it: on exit every child is
+ * killed by pid and `cleanup` runs; the first SIGINT, SIGTERM or SIGHUP stops the children
+ * gracefully, runs `cleanup` and exits 130, and a later one (Ctrl-C can arrive twice, from
+ * the terminal and from a wrapper passing it on) is ignored meanwhile. Returns whether a
+ * signal is stopping the command, so its error path can stay quiet then.
+ */
+export function stopChildrenOnExit(name: string, cleanup: () => void = () => {}): () => boolean {
+  let stopping = false;
+  process.on('exit', () => {
+    killAllNow();
+    cleanup();
+  });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      console.error(`${name}: ${signal}, stopping`);
+      void stopAll().finally(() => {
+        cleanup();
+        process.exit(130);
+      });
+    });
+  }
+  return () => stopping;
+}

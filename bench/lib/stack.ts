@@ -77,6 +77,34 @@ async function expectResponse(
   return res;
 }
 
+/**
+ * The gateway's configuration in the bench (its environment, read by loadConfig): sandbox
+ * chains, fresh platform addresses, loopback origins allowed. Free routes need price 0 and
+ * fee 0; the paid route keeps the default 1 % fee. Also used by bench/anatomy.ts.
+ */
+export function benchGatewayEnv(o: {
+  secret: string;
+  dir: string;
+  databaseUrl: string;
+  solanaRpcUrl: string;
+  suiRpcUrl: string;
+  logLevel: string;
+}): Record<string, string> {
+  return {
+    TOLLGATE_NETWORK: 'sandbox',
+    TOLLGATE_SECRET: o.secret,
+    TOLLGATE_DATA_DIR: o.dir,
+    DATABASE_URL: o.databaseUrl,
+    SOLANA_RPC_URL: o.solanaRpcUrl,
+    SUI_RPC_URL: o.suiRpcUrl,
+    PLATFORM_SOLANA_ADDRESS: newSolanaKey().address,
+    PLATFORM_SUI_ADDRESS: newSuiKey().address,
+    PLATFORM_FEE_MIN: '0',
+    TOLLGATE_ALLOW_PRIVATE_ORIGINS: '1',
+    LOG_LEVEL: o.logLevel,
+  };
+}
+
 export async function startStack(o: StackOptions): Promise<Stack> {
   o.log(
     `starting servers (gateway, baselines and upstream on CPU ${o.serverCpu}/${o.upstreamCpu}, chains on CPU ${o.chainCpu})`,
@@ -97,19 +125,15 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     // through the memory port, never under load.
     args: [...NODE_LAUNCH_FLAGS, '--expose-gc', server('gateway.ts')],
     env: {
-      TOLLGATE_NETWORK: 'sandbox',
-      TOLLGATE_SECRET: secret,
-      TOLLGATE_DATA_DIR: o.dir,
-      DATABASE_URL: o.databaseUrl,
-      SOLANA_RPC_URL: base.solanaRpcUrl,
-      SUI_RPC_URL: base.suiRpcUrl,
-      PLATFORM_SOLANA_ADDRESS: newSolanaKey().address,
-      PLATFORM_SUI_ADDRESS: newSuiKey().address,
-      // Free routes need price 0 and fee 0; the paid route keeps the default 1 % fee.
-      PLATFORM_FEE_MIN: '0',
+      ...benchGatewayEnv({
+        secret,
+        dir: o.dir,
+        databaseUrl: o.databaseUrl,
+        solanaRpcUrl: base.solanaRpcUrl,
+        suiRpcUrl: base.suiRpcUrl,
+        logLevel: o.logLevel,
+      }),
       ...(o.healthIntervalMs === null ? {} : { TOLLGATE_HEALTH_INTERVAL_MS: String(o.healthIntervalMs) }),
-      TOLLGATE_ALLOW_PRIVATE_ORIGINS: '1',
-      LOG_LEVEL: o.logLevel,
       BENCH_UPSTREAM_URL: upstreamBase,
       BENCH_PROVIDER_SOLANA: newSolanaKey().address,
       BENCH_PROVIDER_SUI: newSuiKey().address,
