@@ -27,7 +27,9 @@
  * `res.end` and a dearer "elsewhere" (parsing, reading, the event loop).
  *
  * Needs taskset and wrk; loopback only. Options: --rounds N (default 5), --seconds S (3),
- * --log-level L (info: every 402 writes its access line, as in production).
+ * --log-level L (info: every 402 writes its access line, as in production), --alone (only 1,
+ * with the heap a stub 402 allocates: a quick check of a change to the 402's code), --sites
+ * (where that heap goes, by allocating function).
  * Started by anatomy.mjs (pinned, with the gateway's launch flags, stdout and its access
  * lines to /dev/null); the report goes to stderr.
  */
@@ -36,9 +38,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { ServerResponse } from 'node:http';
+import { Session } from 'node:inspector';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { getHeapStatistics } from 'node:v8';
 import { newSolanaKey } from '@tollgate/client';
 import { createGateway } from '../packages/gateway/src/app.ts';
 import { loadConfig, withConfig } from '../packages/gateway/src/config.ts';
@@ -53,7 +57,13 @@ import { runWrk, type WrkResult, writeWrkScript } from './lib/wrk.ts';
 import { BENCH_SLUG, seedBenchProject } from './servers/seed.ts';
 
 const { values } = parseArgs({
-  options: { rounds: { type: 'string' }, seconds: { type: 'string' }, 'log-level': { type: 'string' } },
+  options: {
+    rounds: { type: 'string' },
+    seconds: { type: 'string' },
+    'log-level': { type: 'string' },
+    alone: { type: 'boolean' },
+    sites: { type: 'boolean' },
+  },
 });
 const ROUNDS = Math.max(1, Number(values.rounds ?? 5));
 const SECONDS = Math.max(2, Number(values.seconds ?? 3));
@@ -107,7 +117,7 @@ if (listeners.length !== 1) throw new Error(`expected one request listener, foun
 const gatewayListener = listeners[0] as (req: IncomingMessage, res: ServerResponse) => void;
 
 // 1. The JavaScript alone: the listener with a stub request and response.
-async function jsAlone(n: number): Promise<number> {
+const stub402 = (() => {
   const socket = { remoteAddress: '127.0.0.1' };
   const headers = { host: `127.0.0.1:${port}`, 'user-agent': 'anatomy', accept: '*/*' };
   const listeners: Record<string, (() => void)[]> = {};
@@ -139,22 +149,46 @@ async function jsAlone(n: number): Promise<number> {
       return this;
     },
   };
-  const before = fastUnpaidAnswered(gateway.app);
-  const c0 = process.cpuUsage();
-  for (let i = 0; i < n; i++) {
-    // The loop yields now and then, so the catalogue's snapshot is refreshed in the background as under load.
-    if (i % 2000 === 1999) await new Promise((r) => setImmediate(r));
+  return () => {
     res.statusCode = 200;
     res.headersSent = false;
     res.writableEnded = false;
     for (const k in listeners) delete listeners[k];
     gatewayListener({ url: `/p/${BENCH_SLUG}/paid`, method: 'GET', headers, socket } as never, res as never);
     if (res.statusCode !== 402) throw new Error(`the stub request got ${res.statusCode}, not a 402`);
+  };
+})();
+
+/** CPU µs per stub 402. */
+async function jsAlone(n: number): Promise<number> {
+  const before = fastUnpaidAnswered(gateway.app);
+  const c0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) {
+    // The loop yields now and then, so the catalogue's snapshot is refreshed in the background as under load.
+    if (i % 2000 === 1999) await new Promise((r) => setImmediate(r));
+    stub402();
   }
   const c = process.cpuUsage(c0);
   if (fastUnpaidAnswered(gateway.app) - before !== n)
     throw new Error('the fast path did not answer every stub request');
   return (c.user + c.system) / n;
+}
+
+/**
+ * Bytes of V8 heap a stub 402 allocates: the heap's growth over batches of 100, the median
+ * of those a garbage collection did not interrupt (one that did shrinks the heap instead).
+ * What the write to a socket allocates is not in it (the stub has none).
+ */
+async function allocationAlone(batches: number): Promise<number> {
+  const per: number[] = [];
+  for (let b = 0; b < batches; b++) {
+    if (b % 20 === 19) await new Promise((r) => setImmediate(r));
+    const h0 = getHeapStatistics().used_heap_size;
+    for (let i = 0; i < 100; i++) stub402();
+    const grown = getHeapStatistics().used_heap_size - h0;
+    if (grown > 0) per.push(grown / 100);
+  }
+  return median(per);
 }
 
 // Timing of the listener and of res.end, kept only while a round runs.
@@ -234,11 +268,58 @@ async function round(m: Mode, seconds: number): Promise<Round> {
   };
 }
 
-try {
-  await jsAlone(20_000); // warm-up
-  const alone: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) alone.push(await jsAlone(50_000));
-  const js = median(alone);
+/**
+ * Where the stub 402's heap goes: V8's sampling heap profiler over `n` stub 402s, counting
+ * the objects already collected too; the allocating functions with the largest share.
+ */
+async function allocationSites(n: number): Promise<void> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))),
+    );
+  await post('HeapProfiler.enable');
+  await post('HeapProfiler.startSampling', {
+    samplingInterval: 256,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  for (let i = 0; i < n; i++) {
+    if (i % 2000 === 1999) await new Promise((r) => setImmediate(r));
+    stub402();
+  }
+  const { profile } = (await post('HeapProfiler.stopSampling')) as { profile: { head: HeapNode } };
+  session.disconnect();
+  const bySite = new Map<string, number>();
+  let total = 0;
+  const walk = (node: HeapNode) => {
+    const self = node.selfSize;
+    if (self > 0) {
+      const f = node.callFrame;
+      const key = `${f.functionName || '(anonymous)'} ${f.url.split('/').slice(-2).join('/')}:${f.lineNumber + 1}`;
+      bySite.set(key, (bySite.get(key) ?? 0) + self);
+      total += self;
+    }
+    for (const c of node.children) walk(c);
+  };
+  walk(profile.head);
+  say(
+    `heap allocated by ${n} stub 402s, by allocating function (sampled every 256 B): ${(total / n / 1024).toFixed(1)} KB per 402`,
+  );
+  for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 20))
+    say(
+      `  ${((100 * bytes) / total).toFixed(1).padStart(5)} %  ${(bytes / n).toFixed(0).padStart(6)} B  ${site}`,
+    );
+}
+interface HeapNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: HeapNode[];
+}
+
+/** 2–4: the rounds over HTTP, and the report. */
+async function overHttp(js: number): Promise<void> {
   await round('gateway', 2);
   await round('constant', 2);
   spinNs = BigInt(Math.round(js * 1000));
@@ -287,6 +368,19 @@ try {
       ` (${(sp / k).toFixed(2)}× the constant answer; the gateway ${(g / k).toFixed(2)}×): that much of the gateway's` +
       ` cost follows from the time its own code takes, whatever that code does.`,
   );
+}
+
+try {
+  await jsAlone(20_000); // warm-up
+  const alone: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) alone.push(await jsAlone(50_000));
+  const js = median(alone);
+  const bytes = await allocationAlone(500);
+  say(
+    `gateway JavaScript alone (stub request and response): ${js.toFixed(1)} µs CPU and ${(bytes / 1024).toFixed(1)} KB of heap allocated per 402 (CPU: ${alone.map((x) => x.toFixed(1)).join(', ')})`,
+  );
+  if (values.sites) await allocationSites(50_000);
+  if (!values.alone) await overHttp(js);
 } catch (e) {
   // A stop by signal ends the wrk run under way: that failure is not news.
   if (!stopping()) {
