@@ -1,6 +1,12 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { ACCESS_LOG_FIELDS } from './http/access-log.ts';
+import { flatLineWriter, loggerOptions } from './logger.ts';
+
+const ACCESS_KEYS = [...ACCESS_LOG_FIELDS];
 
 const LOGGER = fileURLToPath(new URL('./logger.ts', import.meta.url));
 
@@ -139,5 +145,97 @@ for (let i = 0; i < 200; i++) logs[i % logs.length].info({ i }, 'line');`;
   it('loses no line when the process dies of an uncaught error', async () => {
     const lines = await child(`log.info('before');\nsetImmediate(() => { throw new Error('boom'); });`);
     expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['before']);
+  });
+});
+
+describe('flatLineWriter (the access line)', () => {
+  /** A logger as the access log makes it: the app's options, a child without redaction. */
+  function accessLogger(timestamp?: () => string) {
+    const lines: string[] = [];
+    const options = { ...loggerOptions('debug'), ...(timestamp ? { timestamp } : {}) };
+    const root = pino(options, { write: (line: string) => void lines.push(line) });
+    const logger = root.child({}, { redact: { paths: [] } });
+    let viaPino = 0;
+    for (const level of ['info', 'debug'] as const) {
+      const own = logger[level].bind(logger);
+      logger[level] = ((...args: Parameters<typeof own>) => {
+        viaPino++;
+        own(...args);
+      }) as typeof own;
+    }
+    return { logger, lines, viaPino: () => viaPino };
+  }
+  const fixedTime = () => ',"time":1764000000000';
+
+  const plainString = fc.stringMatching(/^[\w .:/@+=-]{0,100}$/);
+  const anyValue = fc.oneof(
+    plainString,
+    fc.string({ maxLength: 140, unit: 'binary' }),
+    fc.string({ maxLength: 20 }).map((x) => `${x}"\\${x}\n`),
+    fc.double(),
+    fc.integer(),
+    fc.constant(undefined),
+  );
+  const key = fc.constantFrom(...ACCESS_KEYS, 'x-odd"key', 'err', 'msg', 'level', 'time');
+
+  it('writes what pino writes, byte for byte, for any fields', () => {
+    fc.assert(
+      fc.property(fc.dictionary(key, anyValue), fc.constantFrom('info', 'debug'), (fields, level) => {
+        const mine = accessLogger(fixedTime);
+        flatLineWriter(mine.logger, 'request')(level, fields);
+        const theirs = accessLogger(fixedTime);
+        theirs.logger[level](fields, 'request');
+        expect(mine.lines).toEqual(theirs.lines);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('writes a line of plain strings and numbers itself, not through pino', () => {
+    fc.assert(
+      fc.property(
+        fc.record(
+          Object.fromEntries(
+            ACCESS_KEYS.map((k) => [k, fc.option(fc.oneof(plainString, fc.integer()), { nil: undefined })]),
+          ),
+        ),
+        (fields) => {
+          const mine = accessLogger(fixedTime);
+          flatLineWriter(mine.logger, 'request')('info', fields);
+          const theirs = accessLogger(fixedTime);
+          theirs.logger.info(fields, 'request');
+          expect(mine.viaPino()).toBe(0);
+          expect(mine.lines).toEqual(theirs.lines);
+        },
+      ),
+    );
+  });
+
+  it("writes pino's time, pid and hostname and the logger's bindings", () => {
+    const { logger, lines } = accessLogger();
+    const before = Date.now();
+    flatLineWriter(logger.child({ service: 'tollgate' }), 'request')('info', { status: 402 });
+    const line = JSON.parse(lines[0] as string);
+    expect(line).toMatchObject({
+      level: 30,
+      pid: process.pid,
+      service: 'tollgate',
+      status: 402,
+      msg: 'request',
+    });
+    expect(line.time).toBeGreaterThanOrEqual(before);
+    expect(line.time).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('hands the line to pino where pino would do more: a redacting logger, a mixin', () => {
+    const lines: string[] = [];
+    const stream = { write: (line: string) => void lines.push(line) };
+    // The app's own logger redacts `*.secret` (a wildcard, so every key may be redacted).
+    flatLineWriter(pino(loggerOptions('info'), stream), 'request')('info', { path: '/p/x', status: 200 });
+    flatLineWriter(pino({ mixin: () => ({ mixed: 1 }) }, stream), 'request')('info', { status: 200 });
+    expect(lines.map((l) => JSON.parse(l))).toMatchObject([
+      { path: '/p/x', status: 200, msg: 'request' },
+      { status: 200, mixed: 1, msg: 'request' },
+    ]);
   });
 });

@@ -125,3 +125,113 @@ function batchedStdout(): DestinationStream {
     flushSync: outNow,
   } as DestinationStream;
 }
+
+/** A line's fields: strings and numbers; an undefined field is left out. */
+export type FlatFields = { readonly [key: string]: string | number | undefined };
+
+/** Writes one line of flat fields at a level (`info`, `debug`, …). */
+export type FlatLineWriter = (level: string, fields: FlatFields) => void;
+
+/** What a string must not hold for the writer to quote it as it is (pino escapes these). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+
+/**
+ * `logger[level](fields, msg)` for lines of flat fields, written the way pino writes them,
+ * byte for byte (logger.test.ts compares the two), with less of pino's generic work: the
+ * access line (one per request) is the only caller. pino's own call costs about 3 KB of
+ * garbage a line (an escaped copy of every key, its rest arguments, its message format);
+ * here a key's `,"key":` is made once.
+ *
+ * It uses pino's exported symbols for the parts of a line the logger owns (the level's
+ * `{"level":30`, the time, the bindings, the end) and writes to the logger's stream. Where
+ * the logger has something this does not do (a mixin, hooks, a log formatter, a nested key,
+ * a message prefix, a stream that wants metadata, a serializer or stringifier for a field)
+ * or a value is other than a plain short string or a number, it hands the line to pino.
+ */
+type PinoSymbol =
+  | 'chindingsSym'
+  | 'endSym'
+  | 'errorKeySym'
+  | 'formattersSym'
+  | 'hooksSym'
+  | 'lsCacheSym'
+  | 'messageKeySym'
+  | 'mixinSym'
+  | 'msgPrefixSym'
+  | 'nestedKeySym'
+  | 'serializersSym'
+  | 'streamSym'
+  | 'stringifiersSym'
+  | 'timeSym'
+  | 'wildcardFirstSym';
+
+export function flatLineWriter(logger: Logger, msg: string): FlatLineWriter {
+  // msgPrefixSym is pino's (lib/symbols.js) but missing from its types.
+  const s = pino.symbols as unknown as Record<PinoSymbol, symbol>;
+  // biome-ignore lint/suspicious/noExplicitAny: pino's symbol-keyed internals are not typed
+  const l = logger as any;
+  const viaPino: FlatLineWriter = (level, fields) =>
+    (logger as unknown as Record<string, (o: object, m: string) => void>)[level]!(fields, msg);
+  const hooks = l[s.hooksSym] ?? {};
+  const plain =
+    !l[s.mixinSym] &&
+    !hooks.logMethod &&
+    !hooks.streamWrite &&
+    !l[s.formattersSym]?.log &&
+    !l[s.nestedKeySym] &&
+    typeof l[s.msgPrefixSym] !== 'string' &&
+    typeof l[s.messageKeySym] === 'string' &&
+    l[s.streamSym]?.[Symbol.for('pino.metadata')] !== true &&
+    msg.length <= 100 &&
+    !NEEDS_ESCAPE.test(msg);
+  if (!plain) return viaPino;
+  const serializers = l[s.serializersSym] ?? {};
+  const stringifiers = l[s.stringifiersSym] ?? {};
+  const tail = `,${JSON.stringify(l[s.messageKeySym])}:"${msg}"${l[s.endSym]}`;
+  // pino's default time (epochTime: `,"time":` and Date.now()), its text made once per millisecond.
+  let ms = Number.NaN;
+  let msText = '';
+  const time: () => string =
+    l[s.timeSym] === pino.stdTimeFunctions.epochTime
+      ? () => {
+          const now = Date.now();
+          if (now !== ms) {
+            ms = now;
+            msText = `,"time":${now}`;
+          }
+          return msText;
+        }
+      : () => l[s.timeSym]();
+  /** `,"key":` for a key pino writes as it is, null for one it would treat specially. */
+  const keys = new Map<string, string | null>();
+  const keyOf = (key: string): string | null => {
+    let k = keys.get(key);
+    if (k === undefined) {
+      const special =
+        serializers[key] !== undefined ||
+        stringifiers[key] !== undefined ||
+        stringifiers[s.wildcardFirstSym] !== undefined ||
+        key === l[s.errorKeySym] ||
+        key.length > 100 ||
+        NEEDS_ESCAPE.test(key);
+      k = special ? null : `,"${key}":`;
+      keys.set(key, k);
+    }
+    return k;
+  };
+  return (level, fields) => {
+    const num = logger.levels.values[level];
+    if (num === undefined) return viaPino(level, fields);
+    let props = '';
+    for (const key in fields) {
+      const v = fields[key];
+      if (v === undefined || !Object.hasOwn(fields, key)) continue;
+      const k = keyOf(key);
+      if (k === null) return viaPino(level, fields);
+      if (typeof v === 'number') props += k + (Number.isFinite(v) ? v : 'null');
+      else if (typeof v === 'string' && v.length <= 100 && !NEEDS_ESCAPE.test(v)) props += `${k}"${v}"`;
+      else return viaPino(level, fields);
+    }
+    l[s.streamSym].write(l[s.lsCacheSym][num] + time() + l[s.chindingsSym] + props + tail);
+  };
+}

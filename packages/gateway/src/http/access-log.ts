@@ -7,12 +7,14 @@
  *
  * Levels: info for what an operator reads (every 4xx and 5xx, every 402, every paid
  * request), debug for the rest. A 402 costs one object (the route's AccessLog, reused
- * as the line's fields) and one pino write of flat fields. That write skips pino's
- * redaction: its wildcard paths cost ~15-25 µs a line, several times the rest of the
- * line, and a line of chosen flat strings and numbers has nothing for them to find.
- * Keep it so: never add a header, a body or an object to AccessLog.
+ * as the line's fields) and one line of flat fields, written as pino writes it
+ * (logger.ts flatLineWriter). That line skips pino's redaction: its wildcard paths cost
+ * ~15-25 µs a line, several times the rest of the line, and a line of chosen flat strings
+ * and numbers has nothing for them to find. Keep it so: never add a header, a body or an
+ * object to AccessLog.
  */
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
+import { type FlatFields, type FlatLineWriter, flatLineWriter, type Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { PaymentLog } from '../payments/payment-log.ts';
 
@@ -137,6 +139,7 @@ export function installAccessLog(app: FastifyInstance, metrics: Metrics): Access
   app.decorateRequest('accessLog', null);
   // The app's logger without redaction (see the file comment); silent when the app is.
   const access = app.log.child({}, { redact: { paths: [] } }) as Access;
+  const write = flatLineWriter(access as unknown as Logger, 'request');
 
   // Error bodies (errors.ts) are `{ error: code, message, requestId, ...extra }`, or on the
   // OpenAI-style /v1 routes `{ error: { message, type, code, ...extra }, requestId }`: take
@@ -152,7 +155,7 @@ export function installAccessLog(app: FastifyInstance, metrics: Metrics): Access
     metrics.httpRequests.inc({ route, method, status: String(status) });
     metrics.httpDuration.observe({ route }, elapsedMs / 1000);
     if (status === 402) metrics.paymentRequired.inc({ route });
-    writeLine(access, reqId, method, url, route, status, elapsedMs, known);
+    writeLine(access, write, reqId, method, url, route, status, elapsedMs, known);
   };
 
   app.addHook('onResponse', (request, reply, done) => {
@@ -172,6 +175,7 @@ export function installAccessLog(app: FastifyInstance, metrics: Metrics): Access
 
 function writeLine(
   access: Access,
+  write: FlatLineWriter,
   reqId: string,
   method: string,
   url: string,
@@ -190,5 +194,5 @@ function writeLine(
   line.route = route;
   line.status = status;
   line.ms = Math.round(elapsedMs);
-  access[level](line, 'request');
+  write(level, line as unknown as FlatFields);
 }
