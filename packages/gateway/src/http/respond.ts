@@ -61,7 +61,7 @@ export function challengeResponse(
   admission: Extract<Admission, { kind: 'challenge' }>,
   requestId: string,
 ): { headers: Record<string, string>; json: string | null } {
-  const json = requirementJson(admission.requirement, requestId);
+  const json = admission.jsonHead === null ? null : requirementJson(admission.jsonHead, requestId);
   const headers: Record<string, string> = {};
   if (admission.v2) headers['payment-required'] = encodePaymentRequired(admission.v2);
   headers['cache-control'] = 'no-store';

@@ -135,13 +135,24 @@ export function isoTime(ms: number): string {
   return `${isoSecondPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
 }
 
+/** A 402's requirement: its body, the claims signed into its token, and the body's JSON head. */
+export interface IssuedRequirement {
+  body: PaymentRequirement;
+  claims: RequirementClaims;
+  /**
+   * The body's JSON without its closing brace, spliced from the quote's fixed parts:
+   * requirementJson adds the request id and closes it.
+   */
+  jsonHead: string;
+}
+
 export function issueRequirement(
   tokens: RequirementTokens,
   quote: Quote,
   req: RequestFacts,
   nowMs: number,
   ttlSec: number,
-): { body: PaymentRequirement; claims: RequirementClaims } {
+): IssuedRequirement {
   const t = templateOf(quote);
   const nonce = newNonce();
   const memo = memoForNonce(nonce);
@@ -182,31 +193,26 @@ export function issueRequirement(
     ...(quote.cost ? { cost: quote.cost } : {}),
   };
   // The body's JSON, spliced from the quote's fixed parts, without the closing brace (the
-  // response adds requestId). Not enumerable: a copy (a 402 with a reason) does not carry it.
-  // The values put in need no JSON escaping, so they are quoted as they are: the nonce is
+  // response adds requestId). The values put in need no JSON escaping, so they are quoted as they are: the nonce is
   // base64url, the memo `tollgate:v1:` and the nonce, the request hash hex, the expiry ISO
   // 8601, the token `r1.<hex kid>.<base64url>.<base64url>` (requirement.test.ts checks the
   // whole body against JSON.stringify).
   let accepts = '';
   for (let i = 0; i < t.options.length; i++) accepts += `${i ? ',' : ''}${t.options[i]}"${memo}"}`;
-  const head =
+  const jsonHead =
     `${t.head}"${expiresAt}","nonce":"${nonce}","requestHash":"${requestHash}"` +
     `,"paymentRequirementId":"${paymentRequirementId}","accepts":[${accepts}]${t.tail}`;
-  Object.defineProperty(body, JSON_HEAD, { value: head, enumerable: false });
-  return { body, claims };
+  return { body, claims, jsonHead };
 }
 
 const str = JSON.stringify;
-const JSON_HEAD = Symbol('requirementJsonHead');
 
 /**
- * The JSON of `{ ...requirement, requestId }` when `requirement` is a body as issueRequirement
- * made it (the 402's common case), else null (serialize the object). Equal to JSON.stringify of
- * the same object, byte for byte (requirement.test.ts).
+ * The JSON of `{ ...body, requestId }` from the body's jsonHead (IssuedRequirement): equal to
+ * JSON.stringify of that object, byte for byte (requirement.test.ts).
  */
-export function requirementJson(requirement: object, requestId: string): string | null {
-  const head = (requirement as { [JSON_HEAD]?: string })[JSON_HEAD];
-  return head === undefined ? null : `${head},"requestId":${str(requestId)}}`;
+export function requirementJson(jsonHead: string, requestId: string): string {
+  return `${jsonHead},"requestId":${str(requestId)}}`;
 }
 
 /** A quote's fixed JSON parts, in the body's key order (one per quote, like the accept options). */

@@ -60,7 +60,13 @@ export interface Refusal {
 
 export type Admission =
   | { kind: 'free' }
-  | { kind: 'challenge'; requirement: PaymentRequirement; v2: V2PaymentRequired | null }
+  | {
+      kind: 'challenge';
+      requirement: PaymentRequirement;
+      /** The requirement's JSON head (requirement.ts requirementJson), null when it has a reason added. */
+      jsonHead: string | null;
+      v2: V2PaymentRequired | null;
+    }
   | ({ kind: 'error' } & Refusal)
   | { kind: 'replay'; response: StoredResponse; receiptHeaders: Record<string, string> }
   | { kind: 'paid'; paid: PaidRequest };
@@ -167,7 +173,13 @@ export function createSettlement(d: SettlementDeps) {
   ): Admission => {
     // A route that may not quote now answers its refusal: never a 402 for it.
     if (isRefusal(q)) return { kind: 'error', ...q };
-    const { body, claims } = issueRequirement(d.tokens, q, input.facts, d.now(), d.requirementTtlSec);
+    const { body, claims, jsonHead } = issueRequirement(
+      d.tokens,
+      q,
+      input.facts,
+      d.now(),
+      d.requirementTtlSec,
+    );
     const v2 = claims.v2
       ? v2PaymentRequired(
           claims,
@@ -185,6 +197,7 @@ export function createSettlement(d: SettlementDeps) {
     return {
       kind: 'challenge',
       requirement: reason ? { ...body, reason, ...(message ? { message } : {}) } : body,
+      jsonHead: reason ? null : jsonHead,
       v2,
     };
   };
