@@ -2,12 +2,15 @@
  * `npm run bench`: the gateway against same-run baselines on loopback, servers pinned
  * to CPU 0 and wrk to CPU 1 (DESIGN §5, method from shared/notes/performance.md).
  *   402         unpaid GET /p/bench/paid   vs bare node:http 402, @x402/express 402
+ *               (and beside the minimal 402 server: the 402's own work, for reference)
  *   free        price-0 forward            vs nginx reverse proxy, direct upstream
  *   256 KB      price-0 streamed 256 KB    vs nginx, direct
  *               (both also beside a minimal node:http + undici forwarder, for reference)
- *   paid        real sandbox payments      vs nginx
+ *   paid        real sandbox payments      vs minimal forwarder, nginx
+ *               (and beside the minimal paid server: the paid work alone, for reference)
  * plus an RSS soak of the 402 and free routes. Prints a table and HOLDS/MISSES per
- * target; writes bench/results/latest.json. Cleans up every child on exit.
+ * target, then a note per yardstick (not targets); writes bench/results/latest.json.
+ * Cleans up every child on exit.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +23,7 @@ import { preparePayments } from './lib/payments.ts';
 import { startPostgres } from './lib/postgres.ts';
 import { rssBytes } from './lib/proc.ts';
 import {
+  challengeYardstick,
   designTargets,
   formatTable,
   formatTargets,
@@ -170,8 +174,7 @@ async function main(opts: BenchOptions): Promise<void> {
         `Steal over all runs: ${steal.toFixed(1)} s. @x402/express facilitator stub calls: ${JSON.stringify(stack.facilitator.calls)}.\n`,
     );
     console.log(formatTargets(targets));
-    const yardstick = paidYardstick(summaries);
-    if (yardstick) console.log(yardstick);
+    for (const note of [challengeYardstick(summaries), paidYardstick(summaries)]) if (note) console.log(note);
 
     const out = writeResults('latest.json', started, {
       machine,

@@ -67,6 +67,13 @@ export function scenarios(stack: Stack, supply: ProofSupply, database: string, d
           expect: '402',
         },
         {
+          key: 'lean402',
+          label: 'minimal 402 server',
+          url: stack.lean402Url,
+          server: { name: 'minimal-402', pid: stack.lean402.pid },
+          expect: '402',
+        },
+        {
           key: 'bare',
           label: 'bare node:http 402',
           url: stack.bare402Url,
@@ -81,7 +88,7 @@ export function scenarios(stack: Stack, supply: ProofSupply, database: string, d
           expect: '402',
         },
       ],
-      baselines: ['bare', 'x402'],
+      baselines: ['bare', 'x402', 'lean402'],
     },
     {
       key: 'free',

@@ -209,6 +209,22 @@ export function paidYardstick(summaries: ScenarioSummary[]): string | null {
   );
 }
 
+/**
+ * Not a target: where the 402 targets stand against the 402's work alone (the minimal 402
+ * server, bench/servers/minimal-402.ts), measured in the same rounds.
+ */
+export function challengeYardstick(summaries: ScenarioSummary[]): string | null {
+  const challenge = summaries.find((s) => s.key === '402');
+  const lean = challenge?.configs.find((c) => c.key === 'lean402');
+  const ours = challenge?.configs.find((c) => c.key === 'gateway');
+  if (!lean || !ours) return null;
+  return (
+    `note    the 402's work alone (minimal 402 server): ${f(lean.ratios['x402']!)}× @x402/express, ` +
+    `${f(lean.ratios['bare']!)}× bare node:http 402, ${f(lean.cpuUsPerReq, 0)} µs/req; ` +
+    `the gateway ${f(ours.ratios['lean402']!)}× of it (CPU ${f(ours.cpuRatios['lean402']!)}×)`
+  );
+}
+
 /** Issue 14's targets (they supersede DESIGN §5's), each with the figures it was judged on. */
 export function designTargets(summaries: ScenarioSummary[], soaks: SoakResult[]): Target[] {
   const byKey = (k: string) => summaries.find((s) => s.key === k);

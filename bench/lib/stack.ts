@@ -1,13 +1,21 @@
 /**
  * Starts everything the scenarios need, each in its own pinned process: the sandbox
- * chains, the reference upstream, the real gateway, the bare 402 server, the
- * @x402/express server (with its facilitator stub), nginx and a minimal node:http +
- * undici forwarder (a reference for what Node itself costs). Then checks that each
- * answers what its scenario expects before anything is timed.
+ * chains, the reference upstream, the real gateway, the bare 402 server, the minimal 402
+ * server, the @x402/express server (with its facilitator stub), nginx, a minimal node:http +
+ * undici forwarder (a reference for what Node itself costs) and the minimal paid server.
+ * Then checks that each answers what its scenario expects before anything is timed.
  */
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newSolanaKey, newSuiKey } from '@tollgate/client';
+import { EMPTY_BODY_SHA256 } from '@tollgate/protocol';
+import { deriveKey } from '../../packages/gateway/src/crypto/keys.ts';
+import { requestHashFor } from '../../packages/gateway/src/payments/requirement.ts';
+import {
+  createRequirementTokens,
+  type RequirementClaims,
+} from '../../packages/gateway/src/payments/requirement-token.ts';
 import { NODE_LAUNCH_FLAGS } from '../../packages/gateway/src/startup/v8-tuning.ts';
 import { node, server, spawnBare402, stableHeaders, startBase } from './base-servers.ts';
 import { type Child, spawnPinned } from './children.ts';
@@ -36,6 +44,8 @@ export interface Stack {
   upstream: Child;
   gateway: Child;
   bare402: Child;
+  /** The minimal 402 server (bench/servers/minimal-402.ts), issuing the gateway's tokens. */
+  lean402: Child;
   x402: Child;
   nginx: Child;
   floor: Child;
@@ -50,6 +60,7 @@ export interface Stack {
   floorBase: string;
   paidFloorBase: string;
   bare402Url: string;
+  lean402Url: string;
   x402Url: string;
   /** The gateway's 402 for GET /p/bench/paid: body bytes and header set. */
   challenge: { bytes: number; headerBytes: number; accepts: number };
@@ -149,6 +160,16 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   const headers = stableHeaders(first);
   const requirement = JSON.parse(body.toString()) as { accepts?: unknown[] };
   const bare402 = await spawnBare402({ cpu: o.serverCpu, dir: o.dir, body, headers });
+  // The minimal 402 server takes the quote from the same 402 and signs with the gateway's key.
+  const lean402File = join(o.dir, 'minimal-402.json');
+  writeFileSync(lean402File, JSON.stringify({ body: body.toString(), headers, path: '/p/bench/paid' }));
+  const lean402 = await spawnPinned({
+    name: 'minimal-402',
+    cpu: o.serverCpu,
+    command: node,
+    args: [server('minimal-402.ts')],
+    env: { BENCH_402_FILE: lean402File, BENCH_TOKEN_SECRET: secret },
+  });
 
   const feePayer = newSolanaKey().address;
   const facilitator = await startFacilitatorStub(SOLANA_MAINNET, feePayer);
@@ -188,6 +209,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     upstream,
     gateway,
     bare402,
+    lean402,
     x402,
     nginx,
     floor,
@@ -201,6 +223,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     floorBase,
     paidFloorBase: `http://127.0.0.1:${paidFloor.info['port']}`,
     bare402Url: `http://127.0.0.1:${bare402.info['port']}/p/bench/paid`,
+    lean402Url: `http://127.0.0.1:${lean402.info['port']}/p/bench/paid`,
     x402Url: `http://127.0.0.1:${x402.info['port']}/p/bench/paid`,
     challenge: {
       bytes: body.length,
@@ -211,6 +234,11 @@ export async function startStack(o: StackOptions): Promise<Stack> {
 
   // Every route answers what its scenario expects before anything is timed.
   await expectResponse(stack.bare402Url, 402, body.length, 'bare 402');
+  const leanBytes = await checkMinimal402(stack.lean402Url, secret, body, headers);
+  o.log(
+    `minimal 402 server: its tokens verify with the gateway's key, sign the gateway's quote and bind the request; ` +
+      `a new nonce per answer; body ${leanBytes.join(' and ')} B (the gateway's ${body.length} B)`,
+  );
   const x = await expectResponse(stack.x402Url, 402, 0, '@x402/express');
   if (!x.headers.get('payment-required'))
     throw new Error('@x402/express answered 402 without PAYMENT-REQUIRED');
@@ -265,4 +293,83 @@ export async function checkMinimalPaid(stack: Stack, proofHeader: string, path: 
   }
   const reset = await fetch(`${stack.paidFloorBase}/__reset`, { method: 'POST' });
   if (!reset.ok) throw new Error(`minimal paid server: reset answered ${reset.status}`);
+}
+
+/**
+ * The minimal 402 server is a yardstick only if its 402 is a real one: before anything is
+ * timed, its token must verify with the gateway's key and bind this request (the hash the
+ * gateway checks a retry against) and sign the gateway's quote, each answer must carry a new
+ * nonce, and its body and headers must be the gateway's in size and names.
+ */
+async function checkMinimal402(
+  url: string,
+  secret: string,
+  gatewayBody: Buffer,
+  gatewayHeaders: Record<string, string>,
+): Promise<number[]> {
+  const tokens = createRequirementTokens([deriveKey(secret, 'requirement-token/v1')]);
+  const fail = (why: string): never => {
+    throw new Error(`minimal 402 server: ${why}`);
+  };
+  // The quote signed in (subject, price, fee, options without their memos) and the TTL: the gateway's.
+  const quoteOf = (c: RequirementClaims) =>
+    JSON.stringify(
+      {
+        scheme: c.scheme,
+        subject: c.subject,
+        price: c.price,
+        fee: c.fee,
+        v2: c.v2,
+        ttlMs: c.expiresAtMs - c.issuedAtMs,
+        options: c.options.map(({ memo: _memo, ...o }) => o),
+      },
+      (_k, v) => (typeof v === 'bigint' ? v.toString() : v),
+    );
+  const gatewayToken = tokens.verify(
+    String((JSON.parse(gatewayBody.toString()) as { paymentRequirementId?: unknown }).paymentRequirementId),
+  );
+  if (!gatewayToken.ok) return fail(`the gateway's own token does not verify: ${gatewayToken.reason}`);
+  const gatewayQuote = quoteOf(gatewayToken.claims);
+  const nonces = new Set<string>();
+  const sizes: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    const res = await expectResponse(url, 402, 100, 'minimal 402 server');
+    const text = await res.text();
+    let body: { nonce?: unknown; requestHash?: unknown; paymentRequirementId?: unknown };
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return fail(`its 402 body is not JSON: ${text.slice(0, 200)}`);
+    }
+    const check = tokens.verify(String(body.paymentRequirementId));
+    if (!check.ok)
+      return fail(`its paymentRequirementId does not verify with the gateway's key: ${check.reason}`);
+    const { claims } = check;
+    const bound = requestHashFor(claims, {
+      method: 'GET',
+      pathWithQuery: '/p/bench/paid',
+      bodySha256: EMPTY_BODY_SHA256,
+    });
+    if (claims.requestHash !== body.requestHash || bound !== body.requestHash)
+      fail(
+        `its requestHash ${body.requestHash} is not its token's (${claims.requestHash}) or this request's (${bound})`,
+      );
+    if (claims.nonce !== body.nonce) fail(`its nonce ${body.nonce} is not its token's (${claims.nonce})`);
+    if (quoteOf(claims) !== gatewayQuote)
+      fail(`its token signs ${quoteOf(claims)}, the gateway's ${gatewayQuote}`);
+    if (Math.abs(claims.issuedAtMs - Date.now()) > 5_000)
+      fail(`its token was issued at ${claims.issuedAtMs}`);
+    nonces.add(claims.nonce);
+    const bytes = Buffer.byteLength(text);
+    sizes.push(bytes);
+    if (Math.abs(bytes - gatewayBody.length) > 4)
+      fail(`its body is ${bytes} bytes, the gateway's ${gatewayBody.length}`);
+    const names = (h: Record<string, string>) => Object.keys(h).sort().join(', ');
+    const own = stableHeaders(res);
+    if (names(own) !== names(gatewayHeaders))
+      fail(`its headers are ${names(own)}, the gateway's ${names(gatewayHeaders)}`);
+    if (own['x-request-id'] === gatewayHeaders['x-request-id']) fail('it repeats the captured request id');
+  }
+  if (nonces.size !== 2) fail('two answers carried the same nonce');
+  return sizes;
 }
