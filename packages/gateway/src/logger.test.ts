@@ -11,7 +11,11 @@ const ACCESS_KEYS = [...ACCESS_LOG_FIELDS];
 const LOGGER = fileURLToPath(new URL('./logger.ts', import.meta.url));
 
 /** Runs `body` in a child whose logger writes to its stdout (a pipe); resolves with the lines it wrote. */
-function child(body: string, onLine?: (line: string, kill: () => void) => void): Promise<string[]> {
+function child(
+  body: string,
+  onLine?: (line: string, kill: () => void) => void,
+  readAfterMs = 0,
+): Promise<string[]> {
   const script = `import { createLogger } from ${JSON.stringify(LOGGER)};\nconst log = createLogger('info');\n${body}`;
   const proc = spawn(process.execPath, ['--input-type=module', '-e', script], {
     stdio: ['ignore', 'pipe', 'ignore'],
@@ -19,6 +23,11 @@ function child(body: string, onLine?: (line: string, kill: () => void) => void):
   const lines: string[] = [];
   let rest = '';
   proc.stdout.setEncoding('utf8');
+  // Not read at first: the pipe fills up and the child's writes wait (or fail with EAGAIN).
+  if (readAfterMs > 0) {
+    proc.stdout.pause();
+    setTimeout(() => proc.stdout.resume(), readAfterMs);
+  }
   proc.stdout.on('data', (chunk: string) => {
     const parts = (rest + chunk).split('\n');
     rest = parts.pop() ?? '';
@@ -60,12 +69,58 @@ describe('the stdout logger (buffered)', () => {
     expect(lines.map((l) => JSON.parse(l).i)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
   });
 
-  it('writes lines of any characters whole and in order across many batches', async () => {
-    // Multi-byte text (é, 支, 🪙) in lines of varied sizes, over many 4 KB batches and a flush.
+  it('loses no line when the process exits while nobody reads stdout for a moment (a full pipe)', async () => {
+    // About 600 KB of lines, then exit at once: the pipe (64 KB) is full long before; the
+    // reader starts after 600 ms. Touching process.stdout makes fd 1 non-blocking, as any
+    // console.log in the process would: then a write to the full pipe fails with EAGAIN.
     const lines = await child(
-      `for (let i = 0; i < 500; i++) log.info({ i, text: 'é支🪙'.repeat(i % 37) }, 'line');\nsetTimeout(() => process.exit(0), 300);`,
+      `process.stdout.fd;\nfor (let i = 0; i < 6000; i++) log.info({ i, pad: 'x'.repeat(40) }, 'line');\nprocess.exit(0);`,
+      undefined,
+      600,
     );
-    expect(lines).toHaveLength(500);
+    expect(lines).toHaveLength(6000);
+    expect(lines.map((l) => JSON.parse(l).i)).toEqual(Array.from({ length: 6000 }, (_, i) => i));
+  });
+
+  it('writes the lines a full pipe held back once the reader catches up, in order, while the process runs on', async () => {
+    const lines = await child(
+      `process.stdout.fd;\nfor (let i = 0; i < 6000; i++) log.info({ i, pad: 'x'.repeat(40) }, 'line');\nsetInterval(() => {}, 1000);`,
+      (line, kill) => {
+        if (JSON.parse(line).i === 5999) kill();
+      },
+      600,
+    );
+    expect(lines.map((l) => JSON.parse(l).i)).toEqual(Array.from({ length: 6000 }, (_, i) => i));
+  });
+
+  it('drops lines past 16 MB held back for a reader that does not read, and says so once it reads', async () => {
+    // 24 MB of lines while nobody reads: the first 16 MB wait, the rest are dropped.
+    const lines = await child(
+      `process.stdout.fd;\nconst pad = 'x'.repeat(900);\nfor (let i = 0; i < 24000; i++) log.info({ i, pad }, 'line');\nsetTimeout(() => log.info({ i: -1 }, 'after'), 1500);\nsetInterval(() => {}, 1000);`,
+      (line, kill) => {
+        if (JSON.parse(line).i === -1) kill();
+      },
+      1000,
+    );
+    const parsed = lines.map((l) => JSON.parse(l));
+    const warning = parsed.findIndex((p) => p.droppedBytes !== undefined);
+    expect(warning).toBeGreaterThan(15000);
+    expect(parsed[warning]).toMatchObject({
+      level: 40,
+      msg: 'log lines dropped: stdout was not read fast enough',
+    });
+    // Before it, the lines that waited, whole and in order; after it, the next line written.
+    expect(parsed.slice(0, warning).map((p) => p.i)).toEqual(Array.from({ length: warning }, (_, i) => i));
+    expect(parsed[warning].droppedBytes).toBeGreaterThan(6_000_000);
+    expect(parsed.slice(warning + 1).map((p) => p.i)).toEqual([-1]);
+  });
+
+  it('writes lines of any characters whole and in order across many batches', async () => {
+    // Multi-byte text (é, 支, 🪙) in lines of varied sizes, over several 64 KB batches and a flush.
+    const lines = await child(
+      `for (let i = 0; i < 3000; i++) log.info({ i, text: 'é支🪙'.repeat(i % 37) }, 'line');\nsetTimeout(() => process.exit(0), 300);`,
+    );
+    expect(lines).toHaveLength(3000);
     lines.forEach((l, i) => {
       const parsed = JSON.parse(l);
       expect(parsed.i).toBe(i);

@@ -53,74 +53,180 @@ export function createLogger(level: string, stream?: { write(line: string): void
 }
 
 /** Lines are written once this many bytes are waiting, and by a flush every LOG_FLUSH_MS. */
-const LOG_BUFFER_BYTES = 4096;
+const LOG_BUFFER_BYTES = 64 * 1024;
 const LOG_FLUSH_MS = 100;
+/** Bytes a reader that does not keep up may leave waiting; lines beyond are dropped (and said so). */
+const LOG_BACKLOG_BYTES = 16 * 1024 * 1024;
+/** How soon a write that found the pipe full is tried again. */
+const LOG_RETRY_MS = 10;
 
 /**
- * stdout, written in batches. pino's default destination is asynchronous but unbuffered:
- * every line (an access line per request) is its own write on libuv's thread pool. Here
- * lines are joined into a batch that goes to sonic-boom once LOG_BUFFER_BYTES are waiting,
- * or every LOG_FLUSH_MS; sonic-boom writes each batch at once (or right after the write
- * under way), so a line is out within about LOG_FLUSH_MS. When the process exits, planned
- * or not, pino flushes sonic-boom synchronously and `exit` below writes the batch still
- * being joined: nothing is lost; a process killed outright (SIGKILL, power) loses at most
- * the last LOG_FLUSH_MS of lines.
+ * stdout, written in batches. pino's default destination (sonic-boom) writes every line
+ * on its own, asynchronously, on libuv's thread pool. Here lines are joined into a batch
+ * (a string append per line) that is written once LOG_BUFFER_BYTES are waiting, or every
+ * LOG_FLUSH_MS, with one synchronous write: stdout is a file, /dev/null or a pipe, and a
+ * write that the kernel takes at once costs less than a round trip through the thread pool.
+ * A line is out within about LOG_FLUSH_MS; when the process exits, planned or not, the rest
+ * is written before it ends; a process killed outright (SIGKILL, power) loses at most the
+ * last LOG_FLUSH_MS of lines.
  *
- * Why the batch is joined here and not by sonic-boom (its minLength): sonic-boom's text
- * mode measures the UTF-8 length of everything waiting on every write, which flattens it,
- * about 2 KB copied per line with 4 KB batched (3 µs of a 402's CPU); its buffer mode loses
- * lines in its exit flush after a failed write. Here a line costs a string append.
- * sonic-boom's write is looked up on every call: pino replaces it with a no-op once stdout's
- * reader is gone (EPIPE), and then nothing may pile up.
+ * A pipe whose reader falls behind fills up. Node makes stdout's fd non-blocking once
+ * process.stdout is touched (this does, as any console.log would), so the write then takes
+ * part of a batch or answers EAGAIN: the rest waits in a backlog, in order, tried again every
+ * LOG_RETRY_MS without blocking the event loop; past LOG_BACKLOG_BYTES new lines are dropped
+ * and a warning line says how many bytes were once the reader caught up. A reader that is
+ * gone (EPIPE) ends the writing: nothing piles up.
+ *
+ * Why not sonic-boom: in text mode it measures (flattens) everything waiting on every write
+ * and an access line cost 2.2 µs against 1 µs here; a write it has under way when the
+ * process exits can be lost; its buffer mode loses lines in its exit flush after a failed
+ * write; and it counts a partial write of multi-byte text in characters.
  */
 let stdoutDestination: DestinationStream | undefined;
 /** One per process, shared by every logger on stdout: one batch, one exit hook, lines in order. */
 function bufferedStdout(): DestinationStream {
-  stdoutDestination ??= batchedStdout();
+  stdoutDestination ??= batchedWriter(process.stdout.fd ?? 1);
   return stdoutDestination;
 }
 
-function batchedStdout(): DestinationStream {
-  const fd = process.stdout.fd ?? 1;
-  const boom = pino.destination({ dest: fd, sync: false, minLength: 0 });
+/** How long writeAllSync waits in all for a full pipe (EAGAIN) before it gives up. */
+const SYNC_WRITE_PATIENCE_MS = 2000;
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Writes all of `bytes` to `fd` synchronously: a write may take only part of them (a pipe
+ * with little room), and a non-blocking fd with a full pipe answers EAGAIN, then it waits a
+ * little and tries again, for up to SYNC_WRITE_PATIENCE_MS. Returns false if it gave up: the
+ * fd refused the write (EPIPE: the reader is gone) or stayed full.
+ */
+function writeAllSync(fd: number, bytes: Uint8Array): boolean {
+  let at = 0;
+  let waited = 0;
+  while (at < bytes.length) {
+    try {
+      at += writeSync(fd, bytes, at);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN' || waited >= SYNC_WRITE_PATIENCE_MS) return false;
+      Atomics.wait(PAUSE, 0, 0, LOG_RETRY_MS);
+      waited += LOG_RETRY_MS;
+    }
+  }
+  return true;
+}
+
+/** The batched line writer on `fd` (see bufferedStdout); exported for its tests. */
+export function batchedWriter(fd: number): DestinationStream {
   let batch = '';
+  /** Batches the fd did not take yet, oldest first; the first may be partly written. */
+  const backlog: Buffer[] = [];
+  let backlogBytes = 0;
+  let droppedBytes = 0;
+  /** The reader is gone (EPIPE) or the fd refuses writes: nothing more is written. */
+  let gone = false;
+  let retry: NodeJS.Timeout | null = null;
+  let waiting: ((err?: Error) => void)[] = [];
+
+  const giveUp = (): void => {
+    gone = true;
+    backlog.length = 0;
+    backlogBytes = 0;
+    batch = '';
+  };
+  const settled = (): void => {
+    if (backlog.length > 0 || waiting.length === 0) return;
+    const done = waiting;
+    waiting = [];
+    for (const cb of done) cb();
+  };
+  /** The line that says how many bytes were dropped, queued where they went missing. */
+  const noteDropped = (): void => {
+    const warning = `{"level":40,"time":${Date.now()},"pid":${process.pid},"droppedBytes":${droppedBytes},"msg":"log lines dropped: stdout was not read fast enough"}\n`;
+    droppedBytes = 0;
+    const bytes = Buffer.from(warning);
+    backlog.push(bytes);
+    backlogBytes += bytes.length;
+  };
+  /** Writes the backlog as far as the fd takes it now, without waiting. */
+  const drain = (): void => {
+    retry = null;
+    while (!gone) {
+      // Caught up after dropping lines (and none written since): say so now.
+      if (backlog.length === 0 && droppedBytes > 0) noteDropped();
+      const head = backlog[0];
+      if (head === undefined) break;
+      let n: number;
+      try {
+        n = writeSync(fd, head);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') giveUp();
+        else retry ??= setTimeout(drain, LOG_RETRY_MS);
+        break;
+      }
+      backlogBytes -= n;
+      if (n < head.length) {
+        backlog[0] = head.subarray(n);
+        retry ??= setTimeout(drain, LOG_RETRY_MS);
+        break;
+      }
+      backlog.shift();
+    }
+    settled();
+  };
+  const enqueue = (bytes: Buffer): void => {
+    if (gone) return;
+    if (backlogBytes + bytes.length > LOG_BACKLOG_BYTES) {
+      droppedBytes += bytes.length;
+      return;
+    }
+    if (droppedBytes > 0) noteDropped();
+    backlog.push(bytes);
+    backlogBytes += bytes.length;
+    // Behind a write that found the pipe full: it goes with the retry, in order.
+    if (retry === null) drain();
+  };
   const out = (): void => {
     if (batch === '') return;
     const text = batch;
     batch = '';
-    boom.write(text);
+    enqueue(Buffer.from(text));
   };
   /**
-   * Everything out before it returns: sonic-boom's queue, then the batch being joined, both
-   * with synchronous writes (handing the batch to sonic-boom would start an asynchronous
-   * one). For pino's flushSync (after a fatal line) and for the process's exit, after pino's
-   * own exit flush of sonic-boom or before it: either way the older lines go first.
+   * Everything out before it returns, waiting for a full pipe up to SYNC_WRITE_PATIENCE_MS:
+   * for pino's flushSync (after a fatal line) and for the process's exit.
    */
   const outNow = (): void => {
-    try {
-      boom.flushSync();
-    } catch {
-      // Already ended by pino's own exit handling (it flushed then), or stdout is gone.
+    if (retry !== null) {
+      clearTimeout(retry);
+      retry = null;
     }
-    if (batch === '') return;
-    const text = batch;
-    batch = '';
-    try {
-      writeSync(fd, text);
-    } catch {
-      // stdout is gone (EPIPE) or refuses the write: there is nowhere left to write to.
+    if (batch !== '') {
+      const text = batch;
+      batch = '';
+      if (!gone) {
+        const bytes = Buffer.from(text);
+        backlog.push(bytes);
+        backlogBytes += bytes.length;
+      }
     }
+    while (backlog.length > 0 && !gone) {
+      if (!writeAllSync(fd, backlog[0] as Buffer)) giveUp();
+      else backlogBytes -= (backlog.shift() as Buffer).length;
+    }
+    settled();
   };
   setInterval(out, LOG_FLUSH_MS).unref();
   process.on('exit', outNow);
   return {
     write(line: string): void {
+      if (gone) return;
       batch += line;
       if (batch.length >= LOG_BUFFER_BYTES) out();
     },
     flush(cb?: (err?: Error) => void): void {
       out();
-      boom.flush(cb);
+      if (cb === undefined) return;
+      if (backlog.length === 0) process.nextTick(cb);
+      else waiting.push(cb);
     },
     flushSync: outNow,
   } as DestinationStream;
