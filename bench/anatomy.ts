@@ -125,6 +125,8 @@ const stub402 = (() => {
     statusCode: 200,
     headersSent: false,
     writableEnded: false,
+    // All handed to the kernel at once, as a real socket with room takes a 402.
+    writableLength: 0,
     destroyed: false,
     writeHead(status: number) {
       this.statusCode = status;

@@ -198,10 +198,15 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     const out = Object.assign(ownHeaders(reqId, h.origin).values, challenge);
     out['content-length'] = String(Buffer.byteLength(json));
     log.code = 'payment_required';
-    recordWhenDone({ req, res, reqId, method, url, pattern: patternOf(url, target.slug), started, log });
     answered++;
     res.writeHead(402, out);
     res.end(json);
+    const pattern = patternOf(url, target.slug);
+    // Handed to the kernel whole already (the usual case: nothing left in the response or
+    // the socket): recorded now, as `finish` (a tick later) would record it; else on `finish`.
+    if (res.writableLength === 0 && !res.destroyed)
+      record(reqId, method, url, pattern, 402, performance.now() - started, log);
+    else recordWhenDone({ req, res, reqId, method, url, pattern, started, log });
     return true;
   }
 
