@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
+import { tracingChannel } from 'node:diagnostics_channel';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ACCESS_LOG_FIELDS } from './http/access-log.ts';
-import { flatLineWriter, loggerOptions } from './logger.ts';
+import { type FlatFields, flatLineWriter, loggerOptions } from './logger.ts';
 
 const ACCESS_KEYS = [...ACCESS_LOG_FIELDS];
 
@@ -113,6 +114,39 @@ describe('the stdout logger (buffered)', () => {
     expect(parsed.slice(0, warning).map((p) => p.i)).toEqual(Array.from({ length: warning }, (_, i) => i));
     expect(parsed[warning].droppedBytes).toBeGreaterThan(6_000_000);
     expect(parsed.slice(warning + 1).map((p) => p.i)).toEqual([-1]);
+  });
+
+  it('says how many bytes it dropped when the process exits right after dropping them', async () => {
+    const lines = await child(
+      `process.stdout.fd;\nconst pad = 'x'.repeat(900);\nfor (let i = 0; i < 24000; i++) log.info({ i, pad }, 'line');\nprocess.exit(0);`,
+      undefined,
+      1000,
+    );
+    const parsed = lines.map((l) => JSON.parse(l));
+    // The warning stands where the lines went missing: before the last batch, written at exit.
+    const warning = parsed.findIndex((p) => p.droppedBytes !== undefined);
+    expect(parsed[warning]).toMatchObject({
+      level: 40,
+      msg: 'log lines dropped: stdout was not read fast enough',
+    });
+    expect(parsed[warning].droppedBytes).toBeGreaterThan(6_000_000);
+    expect(parsed.slice(0, warning).map((p) => p.i)).toEqual(Array.from({ length: warning }, (_, i) => i));
+    const after = parsed.slice(warning + 1).map((p) => p.i);
+    expect(after.at(-1)).toBe(23999);
+    expect(after).toEqual(Array.from({ length: after.length }, (_, k) => 24000 - after.length + k));
+  });
+
+  it('keeps every line, whole and in order, when a fatal line finds the pipe full for longer than it waits', async () => {
+    // pino flushes synchronously after a fatal line; the reader starts only after that flush
+    // gave up waiting (2 s): the process runs on, and nothing is cut, lost or turned off.
+    const lines = await child(
+      `process.stdout.fd;\nfor (let i = 0; i < 3000; i++) log.info({ i, pad: 'x'.repeat(100) }, 'before');\nlog.fatal({ i: 3000 }, 'fatal');\nfor (let i = 3001; i < 3020; i++) log.info({ i }, 'after');\nsetInterval(() => {}, 1000);`,
+      (line, kill) => {
+        if (JSON.parse(line).i === 3019) kill();
+      },
+      2600,
+    );
+    expect(lines.map((l) => JSON.parse(l).i)).toEqual(Array.from({ length: 3020 }, (_, i) => i));
   });
 
   it('writes lines of any characters whole and in order across many batches', async () => {
@@ -280,6 +314,50 @@ describe('flatLineWriter (the access line)', () => {
     });
     expect(line.time).toBeGreaterThanOrEqual(before);
     expect(line.time).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('writes what pino writes where pino treats a line specially', () => {
+    const cases: [object, string, FlatFields][] = [
+      [{ level: 'warn' }, 'info', { status: 200 }], // a level not logged: nothing
+      [{}, 'toString', { status: 200 }], // not a level (inherited): nothing
+      [{ serializers: { msg: (m: string) => m.toUpperCase() } }, 'info', { status: 200 }],
+      [{ messageKey: 'm"k' }, 'info', { status: 200 }],
+      [{}, 'info', { method: 'GET', headers: 'h', socket: 's' }], // pino's request shape
+      [{}, 'info', { text: 'lone \ud800 surrogate', emoji: '🪙' }],
+    ];
+    for (const [options, level, fields] of cases) {
+      const mine: string[] = [];
+      const theirs: string[] = [];
+      const opts = { timestamp: fixedTime, ...options };
+      flatLineWriter(pino(opts, { write: (l: string) => void mine.push(l) }), 'request')(level, fields);
+      const logger = pino(opts, { write: (l: string) => void theirs.push(l) }) as unknown as Record<
+        string,
+        (o: object, m: string) => void
+      >;
+      logger[level]!(fields, 'request');
+      expect(mine).toEqual(theirs);
+    }
+  });
+
+  it("leaves the line to pino while someone watches pino's serialising (its tracing channel)", () => {
+    const { logger, lines } = accessLogger(fixedTime);
+    const seen: unknown[] = [];
+    const channel = tracingChannel('pino_asJson');
+    const watch = {
+      start: (m: unknown) => void seen.push(m),
+      end() {},
+      asyncStart() {},
+      asyncEnd() {},
+      error() {},
+    };
+    channel.subscribe(watch);
+    try {
+      flatLineWriter(logger, 'request')('info', { status: 402 });
+    } finally {
+      channel.unsubscribe(watch);
+    }
+    expect(seen).toHaveLength(1);
+    expect(lines).toHaveLength(1);
   });
 
   it('hands the line to pino where pino would do more: a redacting logger, a mixin', () => {

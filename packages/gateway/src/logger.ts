@@ -4,6 +4,7 @@
  * and payment proofs never reach a log line: lines carry chosen fields only, and the
  * paths below are redacted should a header or secret object be logged anyway.
  */
+import { tracingChannel } from 'node:diagnostics_channel';
 import { writeSync } from 'node:fs';
 import { type DestinationStream, type Logger, pino } from 'pino';
 
@@ -89,30 +90,11 @@ function bufferedStdout(): DestinationStream {
   return stdoutDestination;
 }
 
-/** How long writeAllSync waits in all for a full pipe (EAGAIN) before it gives up. */
+/** How long a synchronous flush (exit, pino's flushSync) waits in all for a full pipe. */
 const SYNC_WRITE_PATIENCE_MS = 2000;
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
-
-/**
- * Writes all of `bytes` to `fd` synchronously: a write may take only part of them (a pipe
- * with little room), and a non-blocking fd with a full pipe answers EAGAIN, then it waits a
- * little and tries again, for up to SYNC_WRITE_PATIENCE_MS. Returns false if it gave up: the
- * fd refused the write (EPIPE: the reader is gone) or stayed full.
- */
-function writeAllSync(fd: number, bytes: Uint8Array): boolean {
-  let at = 0;
-  let waited = 0;
-  while (at < bytes.length) {
-    try {
-      at += writeSync(fd, bytes, at);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN' || waited >= SYNC_WRITE_PATIENCE_MS) return false;
-      Atomics.wait(PAUSE, 0, 0, LOG_RETRY_MS);
-      waited += LOG_RETRY_MS;
-    }
-  }
-  return true;
-}
+/** Write errors that mean nothing written to the fd will ever be read. */
+const FD_GONE = new Set(['EPIPE', 'EBADF', 'ECONNRESET']);
 
 /** The batched line writer on `fd` (see bufferedStdout); exported for its tests. */
 export function batchedWriter(fd: number): DestinationStream {
@@ -146,30 +128,43 @@ export function batchedWriter(fd: number): DestinationStream {
     backlog.push(bytes);
     backlogBytes += bytes.length;
   };
-  /** Writes the backlog as far as the fd takes it now, without waiting. */
-  const drain = (): void => {
-    retry = null;
+  /**
+   * Writes the backlog, oldest first. Without a deadline it writes what the fd takes now and
+   * leaves the rest for the retry timer; with one it waits (blocking) for a full pipe until
+   * then. A write error other than the reader being gone (EAGAIN: a full pipe; ENOSPC, EIO:
+   * perhaps passing) is tried again like a full pipe; the cap on the backlog bounds memory.
+   */
+  const writeBacklog = (deadline: number | null): void => {
     while (!gone) {
       // Caught up after dropping lines (and none written since): say so now.
       if (backlog.length === 0 && droppedBytes > 0) noteDropped();
       const head = backlog[0];
-      if (head === undefined) break;
-      let n: number;
+      if (head === undefined) return;
+      let n = 0;
       try {
         n = writeSync(fd, head);
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') giveUp();
-        else retry ??= setTimeout(drain, LOG_RETRY_MS);
-        break;
+        if (FD_GONE.has((err as NodeJS.ErrnoException).code ?? '')) {
+          giveUp();
+          return;
+        }
       }
       backlogBytes -= n;
-      if (n < head.length) {
-        backlog[0] = head.subarray(n);
-        retry ??= setTimeout(drain, LOG_RETRY_MS);
-        break;
+      if (n === head.length) {
+        backlog.shift();
+        continue;
       }
-      backlog.shift();
+      backlog[0] = head.subarray(n);
+      if (deadline === null || Date.now() >= deadline) {
+        retry ??= setTimeout(drain, LOG_RETRY_MS);
+        return;
+      }
+      Atomics.wait(PAUSE, 0, 0, LOG_RETRY_MS);
     }
+  };
+  const drain = (): void => {
+    retry = null;
+    writeBacklog(null);
     settled();
   };
   const enqueue = (bytes: Buffer): void => {
@@ -191,27 +186,24 @@ export function batchedWriter(fd: number): DestinationStream {
     enqueue(Buffer.from(text));
   };
   /**
-   * Everything out before it returns, waiting for a full pipe up to SYNC_WRITE_PATIENCE_MS:
-   * for pino's flushSync (after a fatal line) and for the process's exit.
+   * Everything out before it returns, waiting for a full pipe up to SYNC_WRITE_PATIENCE_MS in
+   * all: for pino's flushSync (after a fatal line) and for the process's exit. What a pipe
+   * still full after that did not take stays in the backlog for the retry timer (after a fatal
+   * line, the process runs on) or is lost with the process (at exit).
    */
   const outNow = (): void => {
     if (retry !== null) {
       clearTimeout(retry);
       retry = null;
     }
-    if (batch !== '') {
-      const text = batch;
-      batch = '';
-      if (!gone) {
-        const bytes = Buffer.from(text);
-        backlog.push(bytes);
-        backlogBytes += bytes.length;
-      }
+    if (batch !== '' && !gone) {
+      if (droppedBytes > 0) noteDropped();
+      const bytes = Buffer.from(batch);
+      backlog.push(bytes);
+      backlogBytes += bytes.length;
     }
-    while (backlog.length > 0 && !gone) {
-      if (!writeAllSync(fd, backlog[0] as Buffer)) giveUp();
-      else backlogBytes -= (backlog.shift() as Buffer).length;
-    }
+    batch = '';
+    writeBacklog(Date.now() + SYNC_WRITE_PATIENCE_MS);
     settled();
   };
   setInterval(out, LOG_FLUSH_MS).unref();
@@ -238,22 +230,14 @@ export type FlatFields = { readonly [key: string]: string | number | undefined }
 /** Writes one line of flat fields at a level (`info`, `debug`, …). */
 export type FlatLineWriter = (level: string, fields: FlatFields) => void;
 
-/** What a string must not hold for the writer to quote it as it is (pino escapes these). */
-const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
-
 /**
- * `logger[level](fields, msg)` for lines of flat fields, written the way pino writes them,
- * byte for byte (logger.test.ts compares the two), with less of pino's generic work: the
- * access line (one per request) is the only caller. pino's own call costs about 3 KB of
- * garbage a line (an escaped copy of every key, its rest arguments, its message format);
- * here a key's `,"key":` is made once.
- *
- * It uses pino's exported symbols for the parts of a line the logger owns (the level's
- * `{"level":30`, the time, the bindings, the end) and writes to the logger's stream. Where
- * the logger has something this does not do (a mixin, hooks, a log formatter, a nested key,
- * a message prefix, a stream that wants metadata, a serializer or stringifier for a field)
- * or a value is other than a plain short string or a number, it hands the line to pino.
+ * What a string must not hold for the writer to quote it as it is: what pino escapes, and
+ * surrogates (pino on Node 25 and later escapes a lone one; an emoji goes to pino too).
  */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+/** pino's tracing channel around each line's serialising (APM tools subscribe to it). */
+const PINO_AS_JSON = tracingChannel('pino_asJson');
+
 type PinoSymbol =
   | 'chindingsSym'
   | 'endSym'
@@ -271,6 +255,19 @@ type PinoSymbol =
   | 'timeSym'
   | 'wildcardFirstSym';
 
+/**
+ * `logger[level](fields, msg)` for lines of flat fields, written the way pino writes them,
+ * byte for byte (logger.test.ts compares the two), with less of pino's generic work: the
+ * access line (one per request) is the only caller. pino's own call costs about 3 KB of
+ * garbage a line (an escaped copy of every key, its rest arguments, its message format);
+ * here a key's `,"key":` is made once.
+ *
+ * It uses pino's exported symbols for the parts of a line the logger owns (the level's
+ * `{"level":30`, the time, the bindings, the end) and writes to the logger's stream. Where
+ * the logger has something this does not do (a mixin, hooks, a log formatter, a nested key,
+ * a message prefix, a stream that wants metadata, a serializer or stringifier for a field)
+ * or a value is other than a plain short string or a number, it hands the line to pino.
+ */
 export function flatLineWriter(logger: Logger, msg: string): FlatLineWriter {
   // msgPrefixSym is pino's (lib/symbols.js) but missing from its types.
   const s = pino.symbols as unknown as Record<PinoSymbol, symbol>;
@@ -287,13 +284,16 @@ export function flatLineWriter(logger: Logger, msg: string): FlatLineWriter {
     !l[s.nestedKeySym] &&
     typeof l[s.msgPrefixSym] !== 'string' &&
     typeof l[s.messageKeySym] === 'string' &&
+    !NEEDS_ESCAPE.test(l[s.messageKeySym]) &&
+    l[s.serializersSym]?.[l[s.messageKeySym]] === undefined &&
+    l[s.stringifiersSym]?.[l[s.messageKeySym]] === undefined &&
     l[s.streamSym]?.[Symbol.for('pino.metadata')] !== true &&
     msg.length <= 100 &&
     !NEEDS_ESCAPE.test(msg);
   if (!plain) return viaPino;
   const serializers = l[s.serializersSym] ?? {};
   const stringifiers = l[s.stringifiersSym] ?? {};
-  const tail = `,${JSON.stringify(l[s.messageKeySym])}:"${msg}"${l[s.endSym]}`;
+  const tail = `,"${l[s.messageKeySym]}":"${msg}"${l[s.endSym]}`;
   // pino's default time (epochTime: `,"time":` and Date.now()), its text made once per millisecond.
   let ms = Number.NaN;
   let msText = '';
@@ -325,9 +325,14 @@ export function flatLineWriter(logger: Logger, msg: string): FlatLineWriter {
     }
     return k;
   };
+  const values = logger.levels.values;
   return (level, fields) => {
-    const num = logger.levels.values[level];
-    if (num === undefined) return viaPino(level, fields);
+    if (!Object.hasOwn(values, level) || !logger.isLevelEnabled(level)) return viaPino(level, fields);
+    const num = values[level] as number;
+    // pino turns an object with a method, headers and a socket into a request; one watching its
+    // tracing channel sees every line it serialises.
+    if ((fields.method && fields.headers && fields.socket) || PINO_AS_JSON.hasSubscribers)
+      return viaPino(level, fields);
     let props = '';
     for (const key in fields) {
       const v = fields[key];

@@ -151,8 +151,9 @@ function putInFront(
     try {
       taken = first(req, res);
     } catch (err) {
-      // A throw here would end the process. Nothing was sent yet (the answer is written
-      // last), so the route serves the request as it would any other.
+      // A throw here would end the process. Usually nothing was sent yet (the answer is
+      // written last), so the route serves the request as it would any other; a throw after
+      // the answer went out (recording it) only ends that connection.
       // The path only: a query may carry a caller's secret (the access line drops it too).
       const path = (req.url ?? '').split('?', 1)[0];
       log.error({ err, method: req.method, path }, 'fast path failed; the request goes to the route');

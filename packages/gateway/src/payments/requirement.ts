@@ -107,7 +107,7 @@ function acceptsOf(quote: Quote, memo: string): AcceptOption[] {
 const POOL = 16 * 256;
 const pool = Buffer.alloc(POOL);
 let poolAt = POOL;
-function newNonce(): string {
+export function newNonce(): string {
   if (poolAt >= POOL) {
     randomFillSync(pool);
     poolAt = 0;
