@@ -23,18 +23,21 @@
  * byte for byte from these parts and its values, and that the quote recomputes its hash.
  * Not a product: one quote for every path, no x402 v2 entries, no client request ids.
  */
-import { randomFillSync, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
+  type AcceptOption,
   EMPTY_BODY_SHA256,
   memoForNonce,
+  type PaymentRequirement,
   parseAmount,
   requestHasher,
   USDC_DECIMALS,
 } from '@tollgate/protocol';
 import { deriveKey } from '../../packages/gateway/src/crypto/keys.ts';
+import { isoTime, newNonce } from '../../packages/gateway/src/payments/requirement.ts';
 import {
   createRequirementTokens,
   type QuotedOption,
@@ -56,32 +59,8 @@ interface Captured {
   /** The path (with query) it answered. */
   path: string;
 }
-interface Accept {
-  chain: QuotedOption['chain'];
-  network: string;
-  asset: string;
-  mint?: string;
-  coinType?: string;
-  splits: { recipientType: 'provider' | 'platform'; payTo: string; amount: string }[];
-  memo: string;
-}
-interface Body {
-  error: string;
-  x402Version: number;
-  scheme: RequirementClaims['scheme'];
-  resource: string;
-  description: string;
-  expiresAt: string;
-  nonce: string;
-  requestHash: string;
-  paymentRequirementId: string;
-  accepts: Accept[];
-  cost?: unknown;
-  requestId: string;
-}
-
 const captured = JSON.parse(readFileSync(env('BENCH_402_FILE'), 'utf8')) as Captured;
-const sample = JSON.parse(captured.body) as Body;
+const sample = JSON.parse(captured.body) as PaymentRequirement & { requestId: string };
 const tokens = createRequirementTokens([deriveKey(env('BENCH_TOKEN_SECRET'), 'requirement-token/v1')]);
 
 // ---- the quote, once ----
@@ -93,7 +72,7 @@ if (sampleToken.claims.v2 || captured.headers['payment-required'] !== undefined)
   throw new Error('the captured 402 offers x402 v2 entries, which this server does not make');
 
 const atomic = (amount: string) => parseAmount(amount, USDC_DECIMALS);
-const total = (a: Accept, type: 'provider' | 'platform') =>
+const total = (a: AcceptOption, type: 'provider' | 'platform') =>
   a.splits.reduce((sum, s) => (s.recipientType === type ? sum + atomic(s.amount) : sum), 0n);
 // Provider splits add up to the price, the platform split is the fee (marketplace/quote.ts).
 const price = total(sample.accepts[0]!, 'provider');
@@ -183,33 +162,6 @@ if (sampleHash !== sample.requestHash || sampleToken.claims.requestHash !== samp
 const { 'x-request-id': _sampleId, ...fixedHeaders } = captured.headers;
 
 // ---- per request ----
-/** 128-bit nonces from a pooled buffer, one getrandom call per 256 (as payments/requirement.ts). */
-const POOL = 16 * 256;
-const pool = Buffer.alloc(POOL);
-let poolAt = POOL;
-function newNonce(): string {
-  if (poolAt >= POOL) {
-    randomFillSync(pool);
-    poolAt = 0;
-  }
-  const nonce = pool.toString('base64url', poolAt, poolAt + 16);
-  poolAt += 16;
-  return nonce;
-}
-
-/** `new Date(ms).toISOString()`, its part up to the seconds made once per second. */
-let isoSecond = Number.NaN;
-let isoPrefix = '';
-function isoTime(ms: number): string {
-  const milli = ms % 1000;
-  const second = ms - milli;
-  if (second !== isoSecond) {
-    isoPrefix = new Date(second).toISOString().slice(0, -4);
-    isoSecond = second;
-  }
-  return `${isoPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
-}
-
 const server = createServer((req, res) => {
   const nonce = newNonce();
   const memo = memoForNonce(nonce);
