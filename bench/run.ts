@@ -19,6 +19,7 @@ import { stopAll, stopChildrenOnExit } from './lib/children.ts';
 import { profileGateway, scenarios } from './lib/definitions.ts';
 import { describeMachine } from './lib/machine.ts';
 import { type BenchOptions, parseOptions } from './lib/options.ts';
+import { formatPaired, runPaired } from './lib/paired.ts';
 import { preparePayments } from './lib/payments.ts';
 import { startPostgres } from './lib/postgres.ts';
 import { rssBytes } from './lib/proc.ts';
@@ -145,6 +146,22 @@ async function main(opts: BenchOptions): Promise<void> {
       log(`  gateway RSS now ${rssMB[def.key]!.toFixed(0)} MB`);
     }
 
+    // Paired runs (paired.ts): the gateway beside each baseline, at the same time (no paid scenario).
+    const paired: string[] = [];
+    if (opts.paired) {
+      for (const def of defs.filter((d) => d.key !== 'paid')) {
+        log(`paired: ${def.title}`);
+        const gw = def.configs.find((c) => c.key === 'gateway')!;
+        const others = def.baselines.map((b) => def.configs.find((c) => c.key === b)!);
+        const results = await runPaired(def.title, gw, others, {
+          ...base,
+          drainMs: def.drainMs ?? base.drainMs,
+        });
+        raw[`${def.key}-paired`] = results;
+        paired.push(formatPaired(def.title, results));
+      }
+    }
+
     const profiles = opts.profile ? await profileGateway(live, defs, base) : undefined;
 
     // The soaks come last. They read the heap after forced full collections (gc()), which leave
@@ -175,6 +192,7 @@ async function main(opts: BenchOptions): Promise<void> {
     );
     console.log(formatTargets(targets));
     for (const note of [challengeYardstick(summaries), paidYardstick(summaries)]) if (note) console.log(note);
+    if (paired.length > 0) console.log(`\n${paired.join('\n')}`);
 
     const out = writeResults('latest.json', started, {
       machine,

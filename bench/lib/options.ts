@@ -22,6 +22,8 @@ export interface BenchOptions {
   /** Gateway TOLLGATE_HEALTH_INTERVAL_MS; null keeps the production default. */
   healthIntervalMs: number | null;
   keep: boolean;
+  /** Also run the gateway beside each baseline at the same time (paired.ts). */
+  paired: boolean;
   /** Scenario keys to run (402, free, big, paid); all when empty. */
   only: string[];
 }
@@ -41,7 +43,9 @@ const HELP = `npm run bench -- [options]
   --database-url URL      gateway DATABASE_URL (default: SQLite in a temp file); an empty database
   --health-interval-ms N  gateway active health-check interval (default: the gateway's own default)
   --only LIST             run only these scenarios, e.g. --only 402,free (402, free, big, paid)
-  --keep                  keep the temp directory (configs, logs, proofs)`;
+  --keep                  keep the temp directory (configs, logs, proofs)
+  --paired                also run the gateway and each baseline at the same time (a drifting host
+                          slows both alike) and print those ratios under the targets`;
 
 /**
  * `num(value, default, min)` for a command line's numeric options: the default when the
@@ -83,6 +87,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       postgres: { type: 'boolean', default: false },
       'health-interval-ms': { type: 'string' },
       keep: { type: 'boolean', default: false },
+      paired: { type: 'boolean', default: false },
       only: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
@@ -110,6 +115,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     healthIntervalMs:
       values['health-interval-ms'] === undefined ? null : num(values['health-interval-ms'], 0, 0),
     keep: values.keep === true,
+    paired: values.paired === true,
     only: (values.only ?? '').split(',').filter(Boolean),
   };
 }
