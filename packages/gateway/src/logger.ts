@@ -96,8 +96,8 @@ const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 /** Write errors that mean nothing written to the fd will ever be read. */
 const FD_GONE = new Set(['EPIPE', 'EBADF', 'ECONNRESET']);
 
-/** The batched line writer on `fd` (see bufferedStdout); exported for its tests. */
-export function batchedWriter(fd: number): DestinationStream {
+/** The batched line writer on `fd` (see bufferedStdout). */
+function batchedWriter(fd: number): DestinationStream {
   let batch = '';
   /** Batches the fd did not take yet, oldest first; the first may be partly written. */
   const backlog: Buffer[] = [];
