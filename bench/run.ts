@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stopAll, stopChildrenOnExit } from './lib/children.ts';
 import { profileGateway, scenarios } from './lib/definitions.ts';
+import { formatGc, takeGc } from './lib/gc-report.ts';
 import { describeMachine } from './lib/machine.ts';
 import { type BenchOptions, parseOptions } from './lib/options.ts';
 import { formatPaired, runPaired } from './lib/paired.ts';
@@ -134,6 +135,8 @@ async function main(opts: BenchOptions): Promise<void> {
     const raw: Record<string, unknown> = {};
     const soaks: SoakResult[] = [];
     const rssMB: Record<string, number> = { start: rssBytes(live.gateway.pid) / 2 ** 20 };
+    const gcPort = live.gateway.info['memoryPort'];
+    await takeGc(gcPort); // forget the start-up's collections
     for (const def of defs) {
       log(`scenario: ${def.title}`);
       const result = await runScenario(def.title, def.configs, {
@@ -141,6 +144,11 @@ async function main(opts: BenchOptions): Promise<void> {
         drainMs: def.drainMs ?? base.drainMs,
       });
       raw[def.key] = result.rounds;
+      const gc = await takeGc(gcPort);
+      if (gc) {
+        raw[`${def.key}-gc`] = gc;
+        log(`  gateway garbage collection in this scenario (its runs only): ${formatGc(gc)}`);
+      }
       summaries.push(summarize(def.key, def.title, def.configs, def.baselines, result));
       rssMB[def.key] = rssBytes(live.gateway.pid) / 2 ** 20;
       log(`  gateway RSS now ${rssMB[def.key]!.toFixed(0)} MB`);

@@ -11,6 +11,7 @@ import { createServer } from 'node:http';
 import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import { createGateway } from '../../packages/gateway/src/app.ts';
 import { loadConfig, withConfig } from '../../packages/gateway/src/config.ts';
@@ -88,7 +89,14 @@ async function startMemoryReport(): Promise<number> {
     heapMin = Number.POSITIVE_INFINITY;
   }, 1000).unref();
   const gc = (globalThis as { gc?: () => void }).gc;
-  const server = createServer((_req, res) => {
+  const pauses = gcPauses();
+  const server = createServer((req, res) => {
+    // GET /gc: the collections since the last GET /gc (bench/lib/gc-report.ts), without collecting.
+    if (req.url === '/gc') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(pauses.take()));
+      return;
+    }
     gc?.();
     gc?.();
     const m = process.memoryUsage();
@@ -100,4 +108,32 @@ async function startMemoryReport(): Promise<number> {
   server.unref();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return (server.address() as AddressInfo).port;
+}
+
+/** V8's collections as they happen (perf_hooks 'gc' entries): count, total and longest pause by kind. */
+function gcPauses(): { take(): Record<string, { count: number; totalMs: number; maxMs: number }> } {
+  const KINDS: Record<number, string> = {
+    [constants.NODE_PERFORMANCE_GC_MINOR]: 'scavenge',
+    [constants.NODE_PERFORMANCE_GC_MAJOR]: 'mark-compact',
+    [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental marking',
+    [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks',
+  };
+  let byKind: Record<string, { count: number; totalMs: number; maxMs: number }> = {};
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = KINDS[(e as unknown as { detail: { kind: number } }).detail.kind] ?? 'other';
+      const k = byKind[kind] ?? { count: 0, totalMs: 0, maxMs: 0 };
+      byKind[kind] = k;
+      k.count++;
+      k.totalMs += e.duration;
+      k.maxMs = Math.max(k.maxMs, e.duration);
+    }
+  }).observe({ entryTypes: ['gc'] });
+  return {
+    take() {
+      const out = byKind;
+      byKind = {};
+      return out;
+    },
+  };
 }
