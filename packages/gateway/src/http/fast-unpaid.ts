@@ -49,6 +49,7 @@ import {
   type MarketplaceTarget,
   marketplaceAdmitInput,
   originAuth,
+  type UpstreamOutcome,
   upstreamOutcome,
 } from './marketplace.ts';
 import { SMALL_BODY_BYTES } from './marketplace-deliver.ts';
@@ -254,160 +255,13 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
   ) {
     const { req, res } = a;
     recordWhenDone(a);
-    const outcome = upstreamOutcome(deps, endpoint.id, project);
-    const headers = ownHeaders(a.reqId, req.headers.origin);
-    let status = 0;
-    /** wait: no answer yet; buffer: reading a small one whole; stream: passing it on; over: answered. */
-    let mode: 'wait' | 'buffer' | 'stream' | 'over' = 'wait';
-    let chunks: Buffer[] = [];
-    let size = 0;
-    // Null while relay() runs: a request that cannot be sent fails before it returns.
-    let relay: Relay | null = null;
-    const resume = () => relay?.resume();
-
-    const streamHead = () => {
-      overOriginHeaders(cors, headers, true, req.headers.origin); // /p/ is public (cors.ts corsCovers)
-      res.writeHead(status, headers.values);
-    };
-    const sink: RelaySink = {
-      head(code, upstream) {
-        status = code;
-        outcome.answered(code);
-        setAll(headers, upstream);
-        const length = headers.values['content-length'];
-        const declared = length === undefined ? Number.NaN : Number(length);
-        // (1xx answers never get here: the relay skips them.)
-        if (code === 204) {
-          // No body may follow (RFC 9110 §8.6): Fastify drops both and ends; the rest is drained.
-          headers.removeHeader('content-type');
-          headers.removeHeader('content-length');
-          mode = 'over';
-          if (!res.destroyed) {
-            streamHead();
-            res.end();
-          }
-          return;
-        }
-        mode = Number.isFinite(declared) && declared <= SMALL_BODY_BYTES ? 'buffer' : 'stream';
-      },
-      data(chunk) {
-        if (mode === 'buffer') {
-          size += chunk.length;
-          // Defensive: undici fails a body longer than its Content-Length before this.
-          if (size > SMALL_BODY_BYTES) {
-            mode = 'over';
-            chunks = [];
-            sendError(a, 'upstream_error', 'the upstream failed while sending its answer', {
-              reason: 'length_mismatch',
-            });
-            relay?.abort();
-            return true;
-          }
-          chunks.push(chunk);
-          return true;
-        }
-        if (mode !== 'stream' || res.destroyed) return true;
-        if (!res.headersSent) streamHead();
-        if (res.write(chunk)) return true;
-        res.once('drain', resume);
-        return false;
-      },
-      end() {
-        if (mode === 'buffer') {
-          mode = 'over';
-          if (res.destroyed) return;
-          const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-          chunks = [];
-          const v = headers.values;
-          // What Fastify's reply.send(buffer) adds.
-          if (v['content-type'] === undefined) v['content-type'] = 'application/octet-stream';
-          if (
-            v['content-length'] === undefined ||
-            (req.method !== 'HEAD' && Number(v['content-length']) !== body.length)
-          )
-            v['content-length'] = String(body.length);
-          overOriginHeaders(cors, headers, true, req.headers.origin); // /p/ is public (cors.ts corsCovers)
-          res.writeHead(status, v);
-          res.end(body);
-        } else if (mode === 'stream') {
-          mode = 'over';
-          if (res.destroyed) return;
-          if (!res.headersSent) streamHead();
-          res.end();
-        }
-      },
-      fail(failure) {
-        const was = mode;
-        mode = 'over';
-        chunks = [];
-        if (was === 'wait') {
-          const gone = failure.detail === CLIENT_ABORTED_CODE || res.destroyed;
-          const { code, message } = outcome.failed(failure.error, gone);
-          if (!gone) outcome.healthFailure(null);
-          sendError(a, code, message, { retryable: false, reason: failure.error });
-        } else if (was === 'buffer' || (was === 'stream' && !res.headersSent)) {
-          const code = failure.error === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error';
-          sendError(a, code, 'the upstream failed while sending its answer', { reason: failure.detail });
-        } else if (was === 'stream') {
-          // Part of the answer is out: all the client can learn is a cut connection.
-          if (failure.detail !== CLIENT_ABORTED_CODE)
-            deps.log.warn(
-              { reqId: a.reqId, endpoint: endpoint.id, reason: failure.detail },
-              'the upstream failed after its answer began; the connection is cut',
-            );
-          res.destroy();
-        }
-      },
-    };
-    // A throw in the sink (a bug, or a header Node refuses to send) must not reach undici's
-    // parser callbacks: the answer is given up, logged, and the exchange ended.
-    const broken = (err: unknown) => {
-      mode = 'over';
-      chunks = [];
-      deps.log.error({ err, reqId: a.reqId, endpoint: endpoint.id }, 'fast forward failed');
-      relay?.abort();
-      if (!res.headersSent && !res.destroyed) {
-        try {
-          sendError(a, 'internal_error', 'internal error', {});
-          return;
-        } catch {
-          // Nothing could be sent: the connection is cut below.
-        }
-      }
-      res.destroy();
-    };
-    const guarded: RelaySink = {
-      head(code, upstream) {
-        try {
-          sink.head(code, upstream);
-        } catch (err) {
-          broken(err);
-        }
-      },
-      data(chunk) {
-        try {
-          return sink.data(chunk);
-        } catch (err) {
-          broken(err);
-          return true;
-        }
-      },
-      end() {
-        try {
-          sink.end();
-        } catch (err) {
-          broken(err);
-        }
-      },
-      fail(failure) {
-        try {
-          sink.fail(failure);
-        } catch (err) {
-          broken(err);
-        }
-      },
-    };
-    relay = deps.forwarder.relay(
+    const f = new FreeForward(
+      a,
+      upstreamOutcome(deps, endpoint.id, project),
+      ownHeaders(a.reqId, req.headers.origin),
+      endpoint.id,
+    );
+    f.relay = deps.forwarder.relay(
       forwardRequest(api, originAuth(api, deps), target, {
         method: a.method,
         headers: req.headers,
@@ -417,12 +271,196 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
         forwardedProto,
         requestId: a.reqId,
       }),
-      guarded,
+      f,
     );
     // A client that leaves ends the exchange (an unpaid request owes it nothing).
     res.once('close', () => {
-      if (!res.writableFinished) relay?.abort();
+      if (!res.writableFinished) f.relay?.abort();
     });
+  }
+
+  /**
+   * One free forward: the relay's sink, with its state in fields (one object per request,
+   * not a dozen closures). Each sink call is guarded: a throw in it (a bug, or a header Node
+   * refuses to send) must not reach undici's parser callbacks, so the answer is given up,
+   * logged, and the exchange ended (broken).
+   */
+  class FreeForward implements RelaySink {
+    readonly a: Answering;
+    readonly outcome: UpstreamOutcome;
+    readonly headers: Headers;
+    readonly endpointId: string;
+    status = 0;
+    /** wait: no answer yet; buffer: reading a small one whole; stream: passing it on; over: answered. */
+    mode: 'wait' | 'buffer' | 'stream' | 'over' = 'wait';
+    chunks: Buffer[] = [];
+    size = 0;
+    /** Null while relay() runs: a request that cannot be sent fails before it returns. */
+    relay: Relay | null = null;
+    private resumer: (() => void) | null = null;
+
+    constructor(a: Answering, outcome: UpstreamOutcome, headers: Headers, endpointId: string) {
+      this.a = a;
+      this.outcome = outcome;
+      this.headers = headers;
+      this.endpointId = endpointId;
+    }
+
+    head(code: number, upstream: ResponseHeaders): void {
+      try {
+        this.onHead(code, upstream);
+      } catch (err) {
+        this.broken(err);
+      }
+    }
+
+    data(chunk: Buffer): boolean {
+      try {
+        return this.onData(chunk);
+      } catch (err) {
+        this.broken(err);
+        return true;
+      }
+    }
+
+    end(): void {
+      try {
+        this.onEnd();
+      } catch (err) {
+        this.broken(err);
+      }
+    }
+
+    fail(failure: Parameters<RelaySink['fail']>[0]): void {
+      try {
+        this.onFail(failure);
+      } catch (err) {
+        this.broken(err);
+      }
+    }
+
+    private streamHead(): void {
+      const { req, res } = this.a;
+      overOriginHeaders(cors, this.headers, true, req.headers.origin); // /p/ is public (cors.ts corsCovers)
+      res.writeHead(this.status, this.headers.values);
+    }
+
+    private onHead(code: number, upstream: ResponseHeaders): void {
+      const { res } = this.a;
+      this.status = code;
+      this.outcome.answered(code);
+      setAll(this.headers, upstream);
+      const length = this.headers.values['content-length'];
+      const declared = length === undefined ? Number.NaN : Number(length);
+      // (1xx answers never get here: the relay skips them.)
+      if (code === 204) {
+        // No body may follow (RFC 9110 §8.6): Fastify drops both and ends; the rest is drained.
+        this.headers.removeHeader('content-type');
+        this.headers.removeHeader('content-length');
+        this.mode = 'over';
+        if (!res.destroyed) {
+          this.streamHead();
+          res.end();
+        }
+        return;
+      }
+      this.mode = Number.isFinite(declared) && declared <= SMALL_BODY_BYTES ? 'buffer' : 'stream';
+    }
+
+    private onData(chunk: Buffer): boolean {
+      const { res } = this.a;
+      if (this.mode === 'buffer') {
+        this.size += chunk.length;
+        // Defensive: undici fails a body longer than its Content-Length before this.
+        if (this.size > SMALL_BODY_BYTES) {
+          this.mode = 'over';
+          this.chunks = [];
+          sendError(this.a, 'upstream_error', 'the upstream failed while sending its answer', {
+            reason: 'length_mismatch',
+          });
+          this.relay?.abort();
+          return true;
+        }
+        this.chunks.push(chunk);
+        return true;
+      }
+      if (this.mode !== 'stream' || res.destroyed) return true;
+      if (!res.headersSent) this.streamHead();
+      if (res.write(chunk)) return true;
+      this.resumer ??= () => this.relay?.resume();
+      res.once('drain', this.resumer);
+      return false;
+    }
+
+    private onEnd(): void {
+      const { req, res } = this.a;
+      if (this.mode === 'buffer') {
+        this.mode = 'over';
+        if (res.destroyed) return;
+        const { chunks, size } = this;
+        const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+        this.chunks = [];
+        const v = this.headers.values;
+        // What Fastify's reply.send(buffer) adds.
+        if (v['content-type'] === undefined) v['content-type'] = 'application/octet-stream';
+        if (
+          v['content-length'] === undefined ||
+          (req.method !== 'HEAD' && Number(v['content-length']) !== body.length)
+        )
+          v['content-length'] = String(body.length);
+        overOriginHeaders(cors, this.headers, true, req.headers.origin); // /p/ is public (cors.ts corsCovers)
+        res.writeHead(this.status, v);
+        res.end(body);
+      } else if (this.mode === 'stream') {
+        this.mode = 'over';
+        if (res.destroyed) return;
+        if (!res.headersSent) this.streamHead();
+        res.end();
+      }
+    }
+
+    private onFail(failure: Parameters<RelaySink['fail']>[0]): void {
+      const { a } = this;
+      const { res } = a;
+      const was = this.mode;
+      this.mode = 'over';
+      this.chunks = [];
+      if (was === 'wait') {
+        const gone = failure.detail === CLIENT_ABORTED_CODE || res.destroyed;
+        const { code, message } = this.outcome.failed(failure.error, gone);
+        if (!gone) this.outcome.healthFailure(null);
+        sendError(a, code, message, { retryable: false, reason: failure.error });
+      } else if (was === 'buffer' || (was === 'stream' && !res.headersSent)) {
+        const code = failure.error === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error';
+        sendError(a, code, 'the upstream failed while sending its answer', { reason: failure.detail });
+      } else if (was === 'stream') {
+        // Part of the answer is out: all the client can learn is a cut connection.
+        if (failure.detail !== CLIENT_ABORTED_CODE)
+          deps.log.warn(
+            { reqId: a.reqId, endpoint: this.endpointId, reason: failure.detail },
+            'the upstream failed after its answer began; the connection is cut',
+          );
+        res.destroy();
+      }
+    }
+
+    private broken(err: unknown): void {
+      const { a } = this;
+      const { res } = a;
+      this.mode = 'over';
+      this.chunks = [];
+      deps.log.error({ err, reqId: a.reqId, endpoint: this.endpointId }, 'fast forward failed');
+      this.relay?.abort();
+      if (!res.headersSent && !res.destroyed) {
+        try {
+          sendError(a, 'internal_error', 'internal error', {});
+          return;
+        } catch {
+          // Nothing could be sent: the connection is cut below.
+        }
+      }
+      res.destroy();
+    }
   }
 
   return {

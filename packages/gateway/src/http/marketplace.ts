@@ -277,45 +277,61 @@ export function forwardRequest(
 /**
  * Counts one upstream exchange of endpoint `endpointId` (metrics) and tells the
  * endpoint's health about it; started when made. The route and the fast path use it.
+ * A class, not closures: one object per forwarded request instead of eight functions.
  */
-export function upstreamOutcome(deps: Deps, endpointId: string, project: string) {
-  const started = performance.now();
-  const count = (outcome: string) => {
-    deps.metrics.upstream.inc({ outcome });
-    deps.metrics.upstreamDuration.observe(
+export class UpstreamOutcome {
+  private readonly started = performance.now();
+  private readonly deps: Pick<Deps, 'metrics' | 'health'>;
+  private readonly endpointId: string;
+  private readonly project: string;
+  constructor(deps: Pick<Deps, 'metrics' | 'health'>, endpointId: string, project: string) {
+    this.deps = deps;
+    this.endpointId = endpointId;
+    this.project = project;
+  }
+
+  private count(outcome: string): void {
+    this.deps.metrics.upstream.inc({ outcome });
+    this.deps.metrics.upstreamDuration.observe(
       { upstream: 'marketplace', outcome },
-      (performance.now() - started) / 1000,
+      (performance.now() - this.started) / 1000,
     );
-  };
+  }
+
   /** One proof's failures count once; a caller that hung up says nothing about the upstream. */
-  const healthFailure = (terms: RetryTerms | null) => {
-    if (!terms || terms.countsForHealth) deps.health.recordFailure(endpointId, project);
-  };
-  return {
-    healthFailure,
-    /** No answer (or the client left first): counted; the error the caller gets. */
-    failed(error: UpstreamFailure, clientGone: boolean): { code: ErrorCode; message: string } {
-      count(clientGone ? 'client_aborted' : error);
-      return error === 'upstream_timeout'
-        ? { code: 'upstream_timeout', message: 'the upstream did not answer in time' }
-        : { code: 'upstream_error', message: 'the upstream could not be reached' };
-    },
-    /** A paid request's answer that is not deliverable (health is told by the caller, with terms). */
-    refused(status: number): void {
-      count(status >= 500 ? 'upstream_5xx' : `upstream_${status}`);
-    },
-    /** An answer passed on as it is (5xx included). */
-    answered(status: number): void {
-      if (status >= 500) healthFailure(null);
-      else deps.health.recordSuccess(endpointId, project);
-      count(status >= 500 ? 'upstream_5xx' : 'ok');
-    },
-    /** The body broke after the headers. */
-    cut(terms: RetryTerms | null): void {
-      deps.metrics.upstream.inc({ outcome: 'cut' });
-      healthFailure(terms);
-    },
-  };
+  healthFailure(terms: RetryTerms | null): void {
+    if (!terms || terms.countsForHealth) this.deps.health.recordFailure(this.endpointId, this.project);
+  }
+
+  /** No answer (or the client left first): counted; the error the caller gets. */
+  failed(error: UpstreamFailure, clientGone: boolean): { code: ErrorCode; message: string } {
+    this.count(clientGone ? 'client_aborted' : error);
+    return error === 'upstream_timeout'
+      ? { code: 'upstream_timeout', message: 'the upstream did not answer in time' }
+      : { code: 'upstream_error', message: 'the upstream could not be reached' };
+  }
+
+  /** A paid request's answer that is not deliverable (health is told by the caller, with terms). */
+  refused(status: number): void {
+    this.count(status >= 500 ? 'upstream_5xx' : `upstream_${status}`);
+  }
+
+  /** An answer passed on as it is (5xx included). */
+  answered(status: number): void {
+    if (status >= 500) this.healthFailure(null);
+    else this.deps.health.recordSuccess(this.endpointId, this.project);
+    this.count(status >= 500 ? 'upstream_5xx' : 'ok');
+  }
+
+  /** The body broke after the headers. */
+  cut(terms: RetryTerms | null): void {
+    this.deps.metrics.upstream.inc({ outcome: 'cut' });
+    this.healthFailure(terms);
+  }
+}
+
+export function upstreamOutcome(deps: Deps, endpointId: string, project: string): UpstreamOutcome {
+  return new UpstreamOutcome(deps, endpointId, project);
 }
 
 /**
