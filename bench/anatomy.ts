@@ -29,7 +29,9 @@
  * Needs taskset and wrk; loopback only. Options: --rounds N (default 5), --seconds S (3),
  * --log-level L (info: every 402 writes its access line, as in production), --alone (only 1,
  * with the heap a stub 402 allocates: a quick check of a change to the 402's code), --sites
- * (where that heap goes, by allocating function).
+ * (where that heap goes, by allocating function), --forward-sites (the same for the free
+ * endpoint forwarded over HTTP, with an upstream on the other CPU: the gateway's forward and
+ * Node's HTTP on both sides).
  * Started by anatomy.mjs (pinned, with the gateway's launch flags, stdout and its access
  * lines to /dev/null); the report goes to stderr.
  */
@@ -63,6 +65,7 @@ const { values } = parseArgs({
     'log-level': { type: 'string' },
     alone: { type: 'boolean' },
     sites: { type: 'boolean' },
+    'forward-sites': { type: 'boolean' },
   },
 });
 const ROUNDS = Math.max(1, Number(values.rounds ?? 5));
@@ -102,9 +105,12 @@ const config = withConfig(
   { port: 0 },
 );
 const gateway = await createGateway(config);
-// The 402 never reaches the upstream: no upstream is started.
+// The 402 never reaches the upstream: an upstream runs (on the other CPU) only for --forward-sites.
+const upstream = values['forward-sites']
+  ? await spawnPinned({ name: 'upstream', cpu: OTHER_CPU, command: node, args: [server('upstream.ts')] })
+  : null;
 await seedBenchProject(gateway.deps.store, gateway.deps.catalog, config, {
-  upstreamUrl: 'http://127.0.0.1:9',
+  upstreamUrl: upstream ? `http://127.0.0.1:${upstream.info['port']}` : 'http://127.0.0.1:9',
   providerSolana: provider,
 });
 await gateway.deps.catalog.get(BENCH_SLUG);
@@ -271,10 +277,10 @@ async function round(m: Mode, seconds: number): Promise<Round> {
 }
 
 /**
- * Where the stub 402's heap goes: V8's sampling heap profiler over `n` stub 402s, counting
- * the objects already collected too; the allocating functions with the largest share.
+ * Where the heap goes while `work` runs: V8's sampling heap profiler, counting the objects
+ * already collected too; the allocating functions with the largest share, per unit of work.
  */
-async function allocationSites(n: number): Promise<void> {
+async function allocationSites(what: string, work: () => Promise<number>): Promise<void> {
   const session = new Session();
   session.connect();
   const post = (method: string, params?: object) =>
@@ -287,10 +293,7 @@ async function allocationSites(n: number): Promise<void> {
     includeObjectsCollectedByMajorGC: true,
     includeObjectsCollectedByMinorGC: true,
   });
-  for (let i = 0; i < n; i++) {
-    if (i % 2000 === 1999) await new Promise((r) => setImmediate(r));
-    stub402();
-  }
+  const n = await work();
   const { profile } = (await post('HeapProfiler.stopSampling')) as { profile: { head: HeapNode } };
   session.disconnect();
   const bySite = new Map<string, number>();
@@ -307,12 +310,37 @@ async function allocationSites(n: number): Promise<void> {
   };
   walk(profile.head);
   say(
-    `heap allocated by ${n} stub 402s, by allocating function (sampled every 256 B): ${(total / n / 1024).toFixed(1)} KB per 402`,
+    `heap allocated by ${n} ${what}, by allocating function (sampled every 256 B): ${(total / n / 1024).toFixed(1)} KB each`,
   );
   for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 20))
     say(
       `  ${((100 * bytes) / total).toFixed(1).padStart(5)} %  ${(bytes / n).toFixed(0).padStart(6)} B  ${site}`,
     );
+}
+
+/** 50,000 stub 402s. */
+async function stub402s(): Promise<number> {
+  const n = 50_000;
+  for (let i = 0; i < n; i++) {
+    if (i % 2000 === 1999) await new Promise((r) => setImmediate(r));
+    stub402();
+  }
+  return n;
+}
+
+/** The free endpoint forwarded over HTTP for 4 s (wrk on the other CPU): the gateway's forward and Node's HTTP. */
+async function forwards(): Promise<number> {
+  const w = await runWrk({
+    url: `http://127.0.0.1:${port}/p/${BENCH_SLUG}/free`,
+    seconds: 4,
+    connections: 32,
+    cpu: OTHER_CPU,
+    script,
+    windowMs: 3500,
+  });
+  if (w.errors.status > 0 || w.requests === 0)
+    throw new Error(`the forward answered ${w.errors.status} errors`);
+  return w.requests;
 }
 interface HeapNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -381,7 +409,11 @@ try {
   say(
     `gateway JavaScript alone (stub request and response): ${js.toFixed(1)} µs CPU and ${(bytes / 1024).toFixed(1)} KB of heap allocated per 402 (CPU: ${alone.map((x) => x.toFixed(1)).join(', ')})`,
   );
-  if (values.sites) await allocationSites(50_000);
+  if (values.sites) await allocationSites('stub 402s', stub402s);
+  if (values['forward-sites']) {
+    await forwards(); // warm-up
+    await allocationSites('forwarded requests (the free endpoint, over HTTP)', forwards);
+  }
   if (!values.alone) await overHttp(js);
 } catch (e) {
   // A stop by signal ends the wrk run under way: that failure is not news.
