@@ -12,7 +12,7 @@ import { type CatalogEntry, endpointKey } from '../marketplace/catalog.ts';
 import { type PathCheck, splitMarketplaceTarget } from '../marketplace/paths.ts';
 import { marketplaceQuote } from '../marketplace/quote.ts';
 import { bazaarExtensions } from '../payments/bazaar.ts';
-import type { Quote } from '../payments/requirement.ts';
+import type { Quote, RequestFacts } from '../payments/requirement.ts';
 import {
   type AdmitInput,
   isDeliverable,
@@ -124,44 +124,85 @@ export function marketplaceAdmitInput(
   const api = endpoint ? entry?.apis.get(endpoint.apiId) : undefined;
   if (entry) log.project = target.slug;
   if (endpoint) log.endpoint = endpoint.id;
-  const input: AdmitInput = {
-    log,
-    header: undefined,
-    v2Header: undefined,
-    facts: { method, pathWithQuery: target.pathWithQuery, bodySha256 },
-    subject: endpoint ? `ep:${endpoint.id}` : null,
-    // Unpaid requests: health, the switch and the rails decide whether a 402 is issued.
-    quote: () => {
-      if (!entry || !endpoint) {
-        return {
-          code: 'endpoint_not_found',
-          message: `no endpoint ${method} /${target.path} in project ${target.slug}`,
-        };
-      }
-      if (!endpoint.enabled) return unavailable('disabled');
-      if (!api) return unavailable('no_origin');
-      if (!deps.health.isHealthy(endpoint.id)) return unavailable('unhealthy');
-      const quote = marketplaceQuote(target.slug, endpoint, entry.rails, deps.config, deps.verifiers);
-      if (quote.options.length === 0 && quote.price + quote.fee > 0n) {
-        return unavailable('no_payment_rail', 'this endpoint has no payment rail that can be used now');
-      }
-      // Stock x402 v2 clients may pay only projects that opted in (DESIGN §4.12).
-      return entry.project.x402Exact ? withV2(quote) : quote;
-    },
-    // A paid proof gets its upstream attempt whatever health says, unless the provider
-    // switched the endpoint off or removed it.
-    ...(entry ? { projectId: entry.project.id } : {}),
-    v2Extensions: () => (endpoint ? bazaarExtensions(endpoint) : undefined),
-    servePaid: () =>
-      !endpoint
-        ? unavailable('deleted')
-        : !endpoint.enabled
-          ? unavailable('disabled')
-          : !api
-            ? unavailable('no_origin')
-            : null,
-  };
+  const input = new MarketplaceAdmitInput(deps, method, target, entry, endpoint, api, log, bodySha256);
   return { input, endpoint, api };
+}
+
+/** A /p request as settlement sees it (one object per request: its methods are not closures). */
+class MarketplaceAdmitInput implements AdmitInput {
+  header: string | undefined = undefined;
+  v2Header: string | undefined = undefined;
+  readonly facts: RequestFacts;
+  readonly subject: string | null;
+  readonly projectId: string | undefined;
+  readonly log: AccessLog;
+  private readonly deps: Deps;
+  private readonly method: string;
+  private readonly target: MarketplaceTarget;
+  private readonly entry: CatalogEntry | null;
+  private readonly endpoint: Endpoint | undefined;
+  private readonly api: Api | undefined;
+
+  constructor(
+    deps: Deps,
+    method: string,
+    target: MarketplaceTarget,
+    entry: CatalogEntry | null,
+    endpoint: Endpoint | undefined,
+    api: Api | undefined,
+    log: AccessLog,
+    bodySha256: string,
+  ) {
+    this.deps = deps;
+    this.method = method;
+    this.target = target;
+    this.entry = entry;
+    this.endpoint = endpoint;
+    this.api = api;
+    this.log = log;
+    this.facts = { method, pathWithQuery: target.pathWithQuery, bodySha256 };
+    this.subject = endpoint ? `ep:${endpoint.id}` : null;
+    this.projectId = entry ? entry.project.id : undefined;
+  }
+
+  /** Unpaid requests: health, the switch and the rails decide whether a 402 is issued. */
+  quote(): Quote | Refusal {
+    const { entry, endpoint, api, target, deps } = this;
+    if (!entry || !endpoint) {
+      return {
+        code: 'endpoint_not_found',
+        message: `no endpoint ${this.method} /${target.path} in project ${target.slug}`,
+      };
+    }
+    if (!endpoint.enabled) return unavailable('disabled');
+    if (!api) return unavailable('no_origin');
+    if (!deps.health.isHealthy(endpoint.id)) return unavailable('unhealthy');
+    const quote = marketplaceQuote(target.slug, endpoint, entry.rails, deps.config, deps.verifiers);
+    if (quote.options.length === 0 && quote.price + quote.fee > 0n) {
+      return unavailable('no_payment_rail', 'this endpoint has no payment rail that can be used now');
+    }
+    // Stock x402 v2 clients may pay only projects that opted in (DESIGN §4.12).
+    return entry.project.x402Exact ? withV2(quote) : quote;
+  }
+
+  /**
+   * A paid proof gets its upstream attempt whatever health says, unless the provider
+   * switched the endpoint off or removed it.
+   */
+  servePaid(): Refusal | null {
+    const { endpoint } = this;
+    return !endpoint
+      ? unavailable('deleted')
+      : !endpoint.enabled
+        ? unavailable('disabled')
+        : !this.api
+          ? unavailable('no_origin')
+          : null;
+  }
+
+  v2Extensions(): Record<string, unknown> | undefined {
+    return this.endpoint ? bazaarExtensions(this.endpoint) : undefined;
+  }
 }
 
 interface Forwarding {
