@@ -91,6 +91,8 @@ interface Answering {
   pattern: string;
   started: number;
   log: AccessLog;
+  /** Its access line and metrics are written (once). */
+  recorded: boolean;
 }
 
 /**
@@ -178,7 +180,7 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
       answered++;
       const reqId = f.requestId(req);
       const pattern = patternOf(url, target.slug);
-      const answering: Answering = { req, res, reqId, method, url, pattern, started, log };
+      const answering: Answering = { req, res, reqId, method, url, pattern, started, log, recorded: false };
       try {
         forwardFree(answering, target, endpoint, api, entry.project.slug);
       } catch (err) {
@@ -207,7 +209,7 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     // the socket): recorded now, as `finish` (a tick later) would record it; else on `finish`.
     if (res.writableLength === 0 && !res.destroyed)
       record(reqId, method, url, pattern, 402, performance.now() - started, log);
-    else recordWhenDone({ req, res, reqId, method, url, pattern, started, log });
+    else recordWhenDone({ req, res, reqId, method, url, pattern, started, log, recorded: false });
     return true;
   }
 
@@ -221,10 +223,25 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     const done = () => {
       res.removeListener('finish', done);
       res.removeListener('error', done);
-      record(a.reqId, a.method, a.url, a.pattern, res.statusCode, performance.now() - a.started, a.log);
+      recordNow(a);
     };
     res.on('finish', done);
     res.on('error', done);
+  }
+
+  function recordNow(a: Answering): void {
+    if (a.recorded) return;
+    a.recorded = true;
+    record(a.reqId, a.method, a.url, a.pattern, a.res.statusCode, performance.now() - a.started, a.log);
+  }
+
+  /**
+   * After an answer's res.end: recorded now if it went to the kernel whole (nothing left in
+   * the response or the socket; `finish` would come a tick later), else on `finish`.
+   */
+  function recordAnswer(a: Answering): void {
+    if (a.res.writableLength === 0 && !a.res.destroyed) recordNow(a);
+    else recordWhenDone(a);
   }
 
   /** An error answer, rendered as the route's sendError renders it (errors.ts errorAnswer). */
@@ -239,6 +256,7 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     out['content-length'] = String(Buffer.byteLength(json));
     res.writeHead(answer.status, out);
     res.end(json);
+    recordAnswer(a);
   }
 
   /**
@@ -254,7 +272,6 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     project: string,
   ) {
     const { req, res } = a;
-    recordWhenDone(a);
     const f = new FreeForward(
       a,
       upstreamOutcome(deps, endpoint.id, project),
@@ -339,9 +356,11 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
       }
     }
 
+    /** The head of an answer written as it comes: recorded on `finish`. */
     private streamHead(): void {
       const { req, res } = this.a;
       overOriginHeaders(cors, this.headers, true, req.headers.origin); // /p/ is public (cors.ts corsCovers)
+      recordWhenDone(this.a);
       res.writeHead(this.status, this.headers.values);
     }
 
@@ -411,6 +430,7 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
         overOriginHeaders(cors, this.headers, true, req.headers.origin); // /p/ is public (cors.ts corsCovers)
         res.writeHead(this.status, v);
         res.end(body);
+        recordAnswer(this.a);
       } else if (this.mode === 'stream') {
         this.mode = 'over';
         if (res.destroyed) return;
