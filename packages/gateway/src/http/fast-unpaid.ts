@@ -22,9 +22,10 @@
  * What it sends is what the route sends: the same request id rule, nosniff and the CORS
  * policy (cors.ts), the 402 headers and body (respond.ts challengeResponse), the
  * upstream's answer with the headers the route's reply would carry (marketplace.ts's
- * forwardRequest and upstreamOutcome, the error bodies of errors.ts), and on `finish` the
- * same metrics and access line (access-log.ts), under the route pattern Fastify would
- * have matched. test/http/fast-unpaid-parity.test.ts compares the two.
+ * forwardRequest and upstreamOutcome, the error bodies of errors.ts), and once the answer
+ * is sent (on `finish`, or right after `res.end` when nothing was left to send) the same
+ * metrics and access line (access-log.ts), under the route pattern Fastify would have
+ * matched. test/http/fast-unpaid-parity.test.ts compares the two.
  *
  * Where the route's behaviour is an accident of Fastify, the fast path does better and
  * says so: an answer of unknown length whose upstream fails before its first byte is a
