@@ -491,9 +491,20 @@ describe.skipIf(!PG)(
         }
         const unexplained = reruns.filter((a) => !crashed.includes(a));
         if (unexplained.length > 0) {
+          // Which incarnation made each run, and how its end stood to that one's kill: what
+          // a reader needs to tell a takeover from a kill the excuse did not cover.
+          const runOf = (a: (typeof successes)[number]) => {
+            const g = pool!.incarnationOf(a);
+            const kill =
+              g?.killedAt == null
+                ? 'not killed'
+                : `ended ${g.killedAt - a.endedAt} ms before its SIGKILL${g.errors.some((e) => e.includes(o.paid.tx)) ? ', logged an error for it' : ''}`;
+            return `${a.call} via ${a.via} (${g?.name ?? 'unknown incarnation'}, +${a.startedAt - chaosStartAt}..+${a.endedAt - chaosStartAt}, ${kill})`;
+          };
           v.push(
-            `${tag}: ${successes.length} successful upstream runs (calls ${successes.map((a) => `${a.call} via ${a.via}`).join(', ')}), delivered call ${stored}`,
+            `${tag}: ${successes.length} successful upstream runs (calls ${successes.map(runOf).join(', ')}), delivered call ${stored}`,
           );
+          if (process.env['SOAK_VERBOSE']) v.push(timeline(o, chaosStartAt));
         }
         for (const b of retryWindowBreaches(upstream.answers, p, (RETRY_AFTER_SEC * 1000) / 2)) {
           v.push(`${tag}: retry window: ${b}`);
