@@ -120,13 +120,15 @@ function batchedWriter(fd: number): DestinationStream {
     waiting = [];
     for (const cb of done) cb();
   };
+  const push = (bytes: Buffer): void => {
+    backlog.push(bytes);
+    backlogBytes += bytes.length;
+  };
   /** The line that says how many bytes were dropped, queued where they went missing. */
   const noteDropped = (): void => {
     const warning = `{"level":40,"time":${Date.now()},"pid":${process.pid},"droppedBytes":${droppedBytes},"msg":"log lines dropped: stdout was not read fast enough"}\n`;
     droppedBytes = 0;
-    const bytes = Buffer.from(warning);
-    backlog.push(bytes);
-    backlogBytes += bytes.length;
+    push(Buffer.from(warning));
   };
   /**
    * Writes the backlog, oldest first. Without a deadline it writes what the fd takes now and
@@ -174,8 +176,7 @@ function batchedWriter(fd: number): DestinationStream {
       return;
     }
     if (droppedBytes > 0) noteDropped();
-    backlog.push(bytes);
-    backlogBytes += bytes.length;
+    push(bytes);
     // Behind a write that found the pipe full: it goes with the retry, in order.
     if (retry === null) drain();
   };
@@ -198,9 +199,7 @@ function batchedWriter(fd: number): DestinationStream {
     }
     if (batch !== '' && !gone) {
       if (droppedBytes > 0) noteDropped();
-      const bytes = Buffer.from(batch);
-      backlog.push(bytes);
-      backlogBytes += bytes.length;
+      push(Buffer.from(batch));
     }
     batch = '';
     writeBacklog(Date.now() + SYNC_WRITE_PATIENCE_MS);

@@ -22,7 +22,7 @@
  * What it sends is what the route sends: the same request id rule, nosniff and the CORS
  * policy (cors.ts), the 402 headers and body (respond.ts challengeResponse), the
  * upstream's answer with the headers the route's reply would carry (marketplace.ts's
- * forwardRequest and upstreamOutcome, the error bodies of errors.ts), and once the answer
+ * forwardRequest and UpstreamOutcome, the error bodies of errors.ts), and once the answer
  * is sent (on `finish`, or right after `res.end` when nothing was left to send) the same
  * metrics and access line (access-log.ts), under the route pattern Fastify would have
  * matched. test/http/fast-unpaid-parity.test.ts compares the two.
@@ -50,8 +50,7 @@ import {
   type MarketplaceTarget,
   marketplaceAdmitInput,
   originAuth,
-  type UpstreamOutcome,
-  upstreamOutcome,
+  UpstreamOutcome,
 } from './marketplace.ts';
 import { SMALL_BODY_BYTES } from './marketplace-deliver.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -206,11 +205,7 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     res.writeHead(402, out);
     res.end(json);
     const pattern = patternOf(url, target.slug);
-    // Handed to the kernel whole already (the usual case: nothing left in the response or
-    // the socket): recorded now, as `finish` (a tick later) would record it; else on `finish`.
-    if (res.writableLength === 0 && !res.destroyed)
-      record(reqId, method, url, pattern, 402, performance.now() - started, log);
-    else recordWhenDone({ req, res, reqId, method, url, pattern, started, log, recorded: false });
+    recordAnswer({ req, res, reqId, method, url, pattern, started, log, recorded: false });
     return true;
   }
 
@@ -275,7 +270,7 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     const { req, res } = a;
     const f = new FreeForward(
       a,
-      upstreamOutcome(deps, endpoint.id, project),
+      new UpstreamOutcome(deps, endpoint.id, project),
       ownHeaders(a.reqId, req.headers.origin),
       endpoint.id,
     );

@@ -231,7 +231,7 @@ async function forwardAndDeliver(f: Forwarding): Promise<FastifyReply> {
     });
   }
   const auth = originAuth(f.api, deps);
-  const outcome = upstreamOutcome(deps, endpoint.id, project);
+  const outcome = new UpstreamOutcome(deps, endpoint.id, project);
   const result = await deps.forwarder.forward({
     ...forwardRequest(f.api, auth, f.target, {
       method: request.method,
@@ -369,10 +369,6 @@ export class UpstreamOutcome {
     this.deps.metrics.upstream.inc({ outcome: 'cut' });
     this.healthFailure(terms);
   }
-}
-
-export function upstreamOutcome(deps: Deps, endpointId: string, project: string): UpstreamOutcome {
-  return new UpstreamOutcome(deps, endpointId, project);
 }
 
 /**
