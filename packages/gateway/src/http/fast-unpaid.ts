@@ -111,7 +111,10 @@ function setAll(target: Headers, upstream: ResponseHeaders): void {
  * rules: names lower-cased, a header set again keeps its place, a removed one loses it.
  */
 class Headers implements HeaderEditor {
-  values: Record<string, string> = {};
+  values: Record<string, string>;
+  constructor(values: Record<string, string> = {}) {
+    this.values = values;
+  }
   getHeader(name: string): string | undefined {
     return this.values[name];
   }
@@ -144,11 +147,22 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
   let answered = 0;
 
   /** The headers every answer starts with, in a Fastify reply's order: the request-id hook, cors.ts's onRequest. */
-  function ownHeaders(reqId: string, origin: string | undefined): Headers {
+  function headersFor(reqId: string, origin: string | undefined): Headers {
     const headers = new Headers();
     headers.header('x-request-id', reqId);
     setNosniff(headers);
     cors.applyActual(headers, origin);
+    return headers;
+  }
+  /**
+   * Those of a request without Origin (most are: only browsers send it), made once: the
+   * policy is fixed for the app's life. Copied per answer, its request id set in its place.
+   */
+  const withoutOrigin = headersFor('', undefined).values;
+  function ownHeaders(reqId: string, origin: string | undefined): Headers {
+    if (origin !== undefined) return headersFor(reqId, origin);
+    const headers = new Headers({ ...withoutOrigin });
+    headers.values['x-request-id'] = reqId;
     return headers;
   }
 
