@@ -19,6 +19,7 @@ import { stopAll, stopChildrenOnExit } from './lib/children.ts';
 import { profileGateway, scenarios } from './lib/definitions.ts';
 import { formatGc, takeGc } from './lib/gc-report.ts';
 import { describeMachine } from './lib/machine.ts';
+import { nativeProfiles } from './lib/native-profile.ts';
 import { type BenchOptions, parseOptions } from './lib/options.ts';
 import { formatPaired, runPaired } from './lib/paired.ts';
 import { preparePayments } from './lib/payments.ts';
@@ -45,7 +46,7 @@ const log = (line: string) =>
   console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${line}`);
 
 async function main(opts: BenchOptions): Promise<void> {
-  const tools = ensureTools(['taskset', 'wrk', 'nginx']);
+  const tools = ensureTools(['taskset', 'wrk', 'nginx', ...(opts.perf ? ['perf'] : [])]);
   const machine = describeMachine(tools);
   if (machine.cpus < 2)
     throw new Error(
@@ -86,6 +87,7 @@ async function main(opts: BenchOptions): Promise<void> {
       databaseUrl,
       healthIntervalMs: opts.healthIntervalMs,
       profileDir,
+      nodeFlags: opts.perf ? ['--perf-basic-prof'] : [],
       log,
     });
     log(
@@ -171,6 +173,7 @@ async function main(opts: BenchOptions): Promise<void> {
     }
 
     const profiles = opts.profile ? await profileGateway(live, defs, base) : undefined;
+    const natives = opts.perf ? await nativeProfiles(defs, base, dir) : undefined;
 
     // The soaks come last. They read the heap after forced full collections (gc()), which leave
     // V8 in a state where streamed Buffers are reclaimed by mark-compacts again for a while (a
@@ -215,6 +218,7 @@ async function main(opts: BenchOptions): Promise<void> {
       gatewayRssMB: rssMB,
       targets,
       profiles,
+      natives,
     });
     log(`results written to ${out}`);
     if (profileDir && opts.keep)

@@ -31,6 +31,8 @@ export async function startBase(o: {
   chainCpu: string;
   upstreamCpu: string;
   floorCpu: string;
+  /** More node flags for the minimal forwarder (--perf: `--perf-basic-prof`). */
+  nodeFlags?: readonly string[];
 }): Promise<BaseStack> {
   const chains = await spawnPinned({
     name: 'chains',
@@ -49,7 +51,7 @@ export async function startBase(o: {
     name: 'undici-forward',
     cpu: o.floorCpu,
     command: node,
-    args: [server('undici-forward.ts')],
+    args: [...(o.nodeFlags ?? []), server('undici-forward.ts')],
     env: { BENCH_UPSTREAM_URL: upstreamBase },
   });
   return {

@@ -11,6 +11,8 @@ export interface BenchOptions {
   payments: number;
   paymentBudgetS: number;
   profile: boolean;
+  /** Afterwards, the gateway and each scenario's leanest baseline sampled with Linux perf (native-profile.ts). */
+  perf: boolean;
   logLevel: string;
   serverCpu: string;
   upstreamCpu: string;
@@ -37,6 +39,9 @@ const HELP = `npm run bench -- [options]
   --payments N            real payments prepared for the paid scenario (default 4000)
   --payment-budget S      stop preparing payments after S seconds (default 45)
   --profile               afterwards, profile the gateway in each scenario and print the top frames
+  --perf                  afterwards, one more run per scenario of the gateway and of its leanest
+                          baseline under Linux perf (every thread, kernel and native code included):
+                          where each one's CPU per request goes, side by side (needs perf: linux-perf)
   --log-level L           gateway LOG_LEVEL (default info, the production default)
   --upstream-cpu C        CPU of the upstream (default 0, shared with the server under test)
   --postgres              gateway on a private PostgreSQL cluster (initdb in the temp dir, pinned beside it)
@@ -81,6 +86,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       payments: { type: 'string' },
       'payment-budget': { type: 'string' },
       profile: { type: 'boolean', default: false },
+      perf: { type: 'boolean', default: false },
       'log-level': { type: 'string' },
       'upstream-cpu': { type: 'string' },
       'database-url': { type: 'string' },
@@ -105,6 +111,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     payments: num(values.payments, quick ? 1500 : 4000, 0),
     paymentBudgetS: num(values['payment-budget'], quick ? 20 : 45, 1),
     profile: values.profile === true,
+    perf: values.perf === true,
     logLevel: values['log-level'] ?? 'info',
     serverCpu: '0',
     upstreamCpu: values['upstream-cpu'] ?? '0',

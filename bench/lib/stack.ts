@@ -36,6 +36,8 @@ export interface StackOptions {
   /** Active health-check interval for the gateway (0 = off, null = its default). */
   healthIntervalMs: number | null;
   profileDir?: string;
+  /** More node flags for the gateway and the minimal servers (--perf: `--perf-basic-prof`). */
+  nodeFlags?: readonly string[];
   log: (line: string) => void;
 }
 
@@ -124,7 +126,9 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     chainCpu: o.chainCpu,
     upstreamCpu: o.upstreamCpu,
     floorCpu: o.serverCpu,
+    nodeFlags: o.nodeFlags,
   });
+  const flags = o.nodeFlags ?? [];
 
   // Shared with the minimal paid server, which checks the gateway's requirement tokens.
   const secret = randomBytes(32).toString('hex');
@@ -134,7 +138,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     command: node,
     // Launched as npm start launches it. --expose-gc only defines gc(); the soak calls it
     // through the memory port, never under load.
-    args: [...NODE_LAUNCH_FLAGS, '--expose-gc', server('gateway.ts')],
+    args: [...NODE_LAUNCH_FLAGS, '--expose-gc', ...flags, server('gateway.ts')],
     env: {
       ...benchGatewayEnv({
         secret,
@@ -167,7 +171,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     name: 'minimal-402',
     cpu: o.serverCpu,
     command: node,
-    args: [server('minimal-402.ts')],
+    args: [...flags, server('minimal-402.ts')],
     env: { BENCH_402_FILE: lean402File, BENCH_TOKEN_SECRET: secret },
   });
 
@@ -185,7 +189,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     name: 'minimal-paid',
     cpu: o.serverCpu,
     command: node,
-    args: [server('minimal-paid.ts')],
+    args: [...flags, server('minimal-paid.ts')],
     env: {
       BENCH_UPSTREAM_URL: upstreamBase,
       BENCH_SOLANA_RPC_URL: base.solanaRpcUrl,

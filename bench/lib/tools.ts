@@ -5,7 +5,12 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
-const PACKAGES: Record<string, string> = { taskset: 'util-linux', wrk: 'wrk', nginx: 'nginx-light' };
+const PACKAGES: Record<string, string> = {
+  taskset: 'util-linux',
+  wrk: 'wrk',
+  nginx: 'nginx-light',
+  perf: 'linux-perf',
+};
 const SBIN = ['/usr/sbin', '/sbin', '/usr/local/sbin'];
 
 export function which(cmd: string): string | null {
