@@ -90,6 +90,14 @@ async function main(opts: BenchOptions): Promise<void> {
       nodeFlags: opts.perf ? ['--perf-basic-prof'] : [],
       log,
     });
+    if (opts.perf) {
+      // node's --perf-basic-prof writes a symbol map per process; perf script reads it.
+      for (const c of [stack.gateway, stack.lean402, stack.paidFloor, stack.floor])
+        tempDirs.add(`/tmp/perf-${c.pid}.map`);
+      log(
+        '--perf: the gateway and the minimal servers run with --perf-basic-prof throughout (the JIT names its code for perf); take the targets from a run without --perf',
+      );
+    }
     log(
       `gateway 402: ${stack.challenge.bytes} B body + ${stack.challenge.headerBytes} B headers, ` +
         `${stack.challenge.accepts} accept options; database ${database === 'SQLite' ? 'SQLite (temp file)' : database}`,
@@ -230,7 +238,7 @@ async function main(opts: BenchOptions): Promise<void> {
   }
 }
 
-/** Temp dirs to remove however the bench ends (kept with --keep). */
+/** Temp dirs (kept with --keep) and perf's symbol maps, removed however the bench ends. */
 const tempDirs = new Set<string>();
 function removeTempDirs(): void {
   for (const d of tempDirs) rmSync(d, { recursive: true, force: true });

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { attribute, CATEGORIES, functionName, parsePerfScript } from './native-profile.ts';
 
-/** `perf script -F ip,sym` text for stacks given leaf first, a frame as `ip sym`. */
-const script = (...stacks: string[][]) =>
-  `${stacks.map((s) => s.map((f) => `\t ${f}`).join('\n')).join('\n\n')}\n`;
+const PID = 4242;
+/** `perf script -F tid,ip,sym` text: per sample its thread, then its frames leaf first (`ip sym`). */
+const script = (...stacks: [number, string[]][]) =>
+  `${stacks.map(([tid, s]) => ` ${tid}\n${s.map((f) => `\t ${f}`).join('\n')}`).join('\n\n')}\n`;
 
+const OWN = ['/w/packages/', '/w/bench/servers/'];
 const HANDLER = "7f0000001000 JS:*'handle file:///w/packages/gateway/src/http/fast-unpaid.ts:155:18";
 const MAIN = ['40d6f5 node::SpinEventLoopInternal', '4e2dd5 node::Start'];
 
@@ -24,30 +26,37 @@ describe('native profile', () => {
       script(
         // A socket write under the handler: the write's category, not the handler's.
         [
-          'ffffffff8225a6c1 do_syscall_64',
-          '9a0 node::LibuvStreamWrap::DoTryWrite(uv_buf_t**)',
-          HANDLER,
-          ...MAIN,
+          PID,
+          [
+            'ffffffff8225a6c1 do_syscall_64',
+            '9a0 node::LibuvStreamWrap::DoTryWrite(uv_buf_t**)',
+            HANDLER,
+            ...MAIN,
+          ],
         ],
         // The handler's own work, twice.
-        ['1654cc4 Builtins_StringAdd_CheckNone', HANDLER, ...MAIN],
-        ['1654cc4 sha256_block_data_order', HANDLER, ...MAIN],
-        // A compile job on a V8 worker thread.
-        ['55 v8::internal::OptimizedCompilationJob::ExecuteJob', '66 start_thread'],
+        [PID, ['1654cc4 Builtins_StringAdd_CheckNone', HANDLER, ...MAIN]],
+        [PID, ['1654cc4 sha256_block_data_order', HANDLER, ...MAIN]],
+        // A compile job on a V8 worker thread, its stack cut short of start_thread.
+        [PID + 3, ['55 v8::internal::OptimizedCompilationJob::ExecuteJob']],
         // A scavenge on the main thread.
         [
-          '77 v8::internal::ScavengerCollector::CollectGarbage',
-          '88 v8::internal::Heap::CollectGarbage',
-          ...MAIN,
+          PID,
+          [
+            '77 v8::internal::ScavengerCollector::CollectGarbage',
+            '88 v8::internal::Heap::CollectGarbage',
+            ...MAIN,
+          ],
         ],
         // The kernel waiting in epoll, and Node's own JavaScript.
-        ['ffffffff81750f98 do_epoll_wait', '108cae epoll_pwait', ...MAIN],
-        ["7f0000002000 JS:*'resOnFinish node:_http_server:1096:21", ...MAIN],
-        ['99 llhttp__internal__run', ...MAIN],
+        [PID, ['ffffffff81750f98 do_epoll_wait', '108cae epoll_pwait', ...MAIN]],
+        [PID, ["7f0000002000 JS:*'resOnFinish node:_http_server:1096:21", ...MAIN]],
+        [PID, ['99 llhttp__internal__run', ...MAIN]],
       ),
+      PID,
     );
     expect(stacks).toHaveLength(8);
-    const p = attribute(stacks, 80); // 10 µs per sample
+    const p = attribute(stacks, 80, OWN); // 10 µs per sample
     const by = (fragment: string) => p.categories[CATEGORIES.find(([n]) => n.includes(fragment))![0]];
     expect(by('socket writes')).toBe(10);
     expect(by("server's own code")).toBe(20);
@@ -59,5 +68,21 @@ describe('native profile', () => {
     expect(Object.values(p.categories).reduce((a, b) => a + b, 0)).toBe(80);
     // Inclusive: the handler is on three stacks (the write's included).
     expect(p.functions).toEqual([{ name: 'handle (gateway/src/http/fast-unpaid.ts:155)', usPerReq: 30 }]);
+    expect(p.kernelSeen).toBe(true);
+  });
+
+  it('counts only files of this checkout as its code, not a library or another checkout', () => {
+    const stacks = parsePerfScript(
+      script(
+        [PID, ["1 JS:*'x file:///w/node_modules/undici/lib/x.js:1:1", ...MAIN]],
+        [PID, ["2 JS:*'y file:///elsewhere/packages/gateway/src/y.ts:1:1", ...MAIN]],
+      ),
+      PID,
+    );
+    const p = attribute(stacks, 20, OWN);
+    expect(p.categories["the server's own code, with what it calls"]).toBe(0);
+    expect(p.categories['undici (the upstream client)']).toBe(10);
+    expect(p.functions).toEqual([]);
+    expect(p.kernelSeen).toBe(false);
   });
 });

@@ -14,17 +14,27 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { trackTransient } from './children.ts';
 import type { ScenarioDef } from './definitions.ts';
 import type { Config, RunResult, ScenarioOptions } from './scenario.ts';
 import { measure } from './scenario.ts';
 
-/** One sampled stack: frames from the leaf up, each `{ ip, sym }`. */
+/** A frame of a sampled stack. */
 interface Frame {
   kernel: boolean;
   sym: string;
 }
-type Stack = Frame[];
+/** One sample: its frames from the leaf up, and whether the process's main thread took it. */
+interface Stack {
+  main: boolean;
+  frames: Frame[];
+}
+
+/** The repository's root, as it appears in the JIT's names (`file:///…/packages/…`). */
+const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+const OWN = [`${ROOT}/packages/`, `${ROOT}/bench/servers/`];
 
 export interface NativeProfile {
   server: string;
@@ -35,6 +45,8 @@ export interface NativeProfile {
   categories: Record<string, number>;
   /** The project's own functions (packages/, bench/servers/), inclusive µs per request, largest first. */
   functions: { name: string; usPerReq: number }[];
+  /** Whether any sample had kernel frames (perf_event_paranoid > 1 samples user space only). */
+  kernelSeen: boolean;
 }
 
 const GC =
@@ -43,57 +55,65 @@ const SOCKET_WRITE = /DoTryWrite|LibuvStreamWrap::DoWrite|uv__write|uv_try_write
 const COMPILE = /Compil|Maglev|Baseline|Turbofan|Turboshaft/i;
 
 /** A frame of the project's own JavaScript (not a dependency's, not Node's). */
-function projectFrame(f: Frame): boolean {
-  return (
-    f.sym.startsWith('JS:') &&
-    !f.sym.includes('/node_modules/') &&
-    (f.sym.includes('/packages/') || f.sym.includes('/bench/servers/'))
-  );
+function projectFrame(f: Frame, own: readonly string[]): boolean {
+  return f.sym.startsWith('JS:') && !f.sym.includes('/node_modules/') && own.some((o) => f.sym.includes(o));
 }
+const any = (s: Stack, test: (f: Frame) => boolean) => s.frames.some(test);
 
-/** A thread other than the main one: V8's compiler and GC helpers, libuv's pool. */
-function background(s: Stack): boolean {
-  return s.some((f) => f.sym.includes('start_thread')) && !s.some((f) => f.sym.includes('node::Start'));
+/** Each category's test, in order: a sample goes to the first one that matches. */
+export function categories(own: readonly string[] = OWN): [string, (s: Stack) => boolean][] {
+  return [
+    // Not the main thread: V8's compiler and GC helpers, libuv's pool, workers.
+    ['V8 threads: compiling', (s) => !s.main && any(s, (f) => COMPILE.test(f.sym))],
+    ['V8 threads: GC and other', (s) => !s.main],
+    ['garbage collection, main thread', (s) => any(s, (f) => GC.test(f.sym))],
+    ['socket writes (kernel send + loopback delivery)', (s) => any(s, (f) => SOCKET_WRITE.test(f.sym))],
+    ["the server's own code, with what it calls", (s) => any(s, (f) => projectFrame(f, own))],
+    ['undici (the upstream client)', (s) => any(s, (f) => f.sym.includes('/node_modules/undici/'))],
+    ['other libraries', (s) => any(s, (f) => f.sym.includes('/node_modules/'))],
+    ["Node's HTTP server, streams and timers (JavaScript)", (s) => any(s, (f) => /^JS:.*node:/.test(f.sym))],
+    ['kernel: socket reads, polling, timers', (s) => s.frames[0]?.kernel === true],
+    ['other native: llhttp, V8 runtime, libuv, libc', () => true],
+  ];
 }
+export const CATEGORIES = categories();
 
-export const CATEGORIES: [string, (s: Stack) => boolean][] = [
-  ['V8 threads: compiling', (s) => background(s) && s.some((f) => COMPILE.test(f.sym))],
-  ['V8 threads: GC and other', background],
-  ['garbage collection, main thread', (s) => s.some((f) => GC.test(f.sym))],
-  ['socket writes (kernel send + loopback delivery)', (s) => s.some((f) => SOCKET_WRITE.test(f.sym))],
-  ["the server's own code, with what it calls", (s) => s.some(projectFrame)],
-  ['undici (the upstream client)', (s) => s.some((f) => f.sym.includes('/node_modules/undici/'))],
-  ['other libraries', (s) => s.some((f) => f.sym.includes('/node_modules/'))],
-  ["Node's HTTP server, streams and timers (JavaScript)", (s) => s.some((f) => /^JS:.*node:/.test(f.sym))],
-  ['kernel: socket reads, polling, timers', (s) => s[0]?.kernel === true],
-  ['other native: llhttp, V8 runtime, libuv, libc', () => true],
-];
-
-/** `JS:*'handle file:///…/packages/gateway/src/http/fast-unpaid.ts:155:18` → `handle (gateway/src/http/fast-unpaid.ts:155)`. */
+/**
+ * `JS:*'handle file:///…/packages/gateway/src/http/fast-unpaid.ts:155:18` →
+ * `handle (gateway/src/http/fast-unpaid.ts:155)`; a getter's name keeps its `get `.
+ */
 export function functionName(sym: string): string {
-  const m = /^JS:[*~^+]?'?(\S*)\s+(?:file:\/\/)?\S*?\/(packages|bench\/servers)\/(\S+?):(\d+):\d+$/.exec(sym);
+  const m = /^JS:[*~^+]?'?(.*?)\s+(?:file:\/\/)?\S*\/(packages|bench\/servers)\/(\S+?):(\d+):\d+$/.exec(sym);
   if (!m) return sym;
   const [, name, root, path, line] = m;
   return `${name || '(anonymous)'} (${root === 'packages' ? '' : 'bench/servers/'}${path}:${line})`;
 }
 
-/** Parses `perf script -F ip,sym`: stacks separated by blank lines, a frame per line. */
-export function parsePerfScript(text: string): Stack[] {
+/**
+ * Parses `perf script -F tid,ip,sym`: per sample a line with its thread id, then a frame per
+ * line (`ip sym`), then a blank line. The main thread's id is the process's.
+ */
+export function parsePerfScript(text: string, pid: number): Stack[] {
   const stacks: Stack[] = [];
-  let cur: Stack = [];
+  let cur: Stack | null = null;
   for (const raw of text.split('\n')) {
     const line = raw.trim();
     if (line === '') {
-      if (cur.length > 0) stacks.push(cur);
-      cur = [];
+      if (cur && cur.frames.length > 0) stacks.push(cur);
+      cur = null;
+      continue;
+    }
+    if (cur === null) {
+      // The sample's first line: its thread id.
+      cur = { main: Number(line) === pid, frames: [] };
       continue;
     }
     const space = line.indexOf(' ');
     const ip = space < 0 ? line : line.slice(0, space);
     const sym = space < 0 ? '[unknown]' : line.slice(space + 1).trim();
-    cur.push({ kernel: ip.length === 16 && ip.startsWith('ffff'), sym });
+    cur.frames.push({ kernel: ip.length === 16 && ip.startsWith('ffff'), sym });
   }
-  if (cur.length > 0) stacks.push(cur);
+  if (cur && cur.frames.length > 0) stacks.push(cur);
   return stacks;
 }
 
@@ -101,15 +121,19 @@ export function parsePerfScript(text: string): Stack[] {
 export function attribute(
   stacks: Stack[],
   cpuUsPerReq: number,
-): Pick<NativeProfile, 'categories' | 'functions' | 'samples'> {
-  const counts = new Map<string, number>(CATEGORIES.map(([name]) => [name, 0]));
+  own: readonly string[] = OWN,
+): Pick<NativeProfile, 'categories' | 'functions' | 'samples' | 'kernelSeen'> {
+  const rules = own === OWN ? CATEGORIES : categories(own);
+  const counts = new Map<string, number>(rules.map(([name]) => [name, 0]));
   const fns = new Map<string, number>();
+  let kernelSeen = false;
   for (const s of stacks) {
-    const [name] = CATEGORIES.find(([, test]) => test(s))!;
+    const [name] = rules.find(([, test]) => test(s))!;
     counts.set(name, counts.get(name)! + 1);
+    if (!kernelSeen && s.frames.some((f) => f.kernel)) kernelSeen = true;
     const seen = new Set<string>();
-    for (const f of s) {
-      if (!projectFrame(f)) continue;
+    for (const f of s.frames) {
+      if (!projectFrame(f, own)) continue;
       const fn = functionName(f.sym);
       if (seen.has(fn)) continue;
       seen.add(fn);
@@ -119,49 +143,72 @@ export function attribute(
   const per = stacks.length > 0 ? cpuUsPerReq / stacks.length : 0;
   return {
     samples: stacks.length,
+    kernelSeen,
     categories: Object.fromEntries([...counts].map(([k, n]) => [k, n * per])),
     functions: [...fns].sort((a, b) => b[1] - a[1]).map(([name, n]) => ({ name, usPerReq: n * per })),
   };
 }
 
-/** One run of `cfg` with `perf record` on its server; null when the run measured nothing. */
+/**
+ * One run of `cfg` with `perf record` on its server; null when the run measured nothing. Throws
+ * when perf cannot sample (the caller reports it and goes on).
+ */
 export async function profileRun(
   cfg: Config,
   seconds: number,
   o: ScenarioOptions,
   file: string,
 ): Promise<NativeProfile | null> {
-  const perf = spawn('perf', ['record', '-q', '-F', '999', '-g', '-p', String(cfg.server.pid), '-o', file], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const pid = cfg.server.pid;
+  // cpu-clock: a software event, so it samples in a VM without hardware counters too.
+  const perf = spawn(
+    'perf',
+    ['record', '-e', 'cpu-clock', '-F', '999', '-g', '-p', String(pid), '-o', file],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  trackTransient(perf);
   let stderr = '';
   perf.stderr.on('data', (d: Buffer) => {
     stderr += d.toString();
   });
-  const exited = new Promise<number | null>((resolve) => perf.on('exit', (code) => resolve(code)));
-  await new Promise((r) => setTimeout(r, 300)); // attached
-  let run: RunResult;
-  try {
-    run = await measure(cfg, seconds, o);
-  } finally {
-    perf.kill('SIGINT');
-  }
-  const code = await exited;
-  if (code !== 0 && code !== null) throw new Error(`perf record failed (${code}): ${stderr.trim()}`);
-  if (!(run.requests > 0)) return null;
-  const script = spawnSync('perf', ['script', '-i', file, '-F', 'ip,sym'], {
-    encoding: 'utf8',
-    maxBuffer: 1 << 30,
+  const exited = new Promise<number | string>((resolve) => {
+    perf.on('error', (err) => resolve(err.message));
+    perf.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown'));
   });
-  rmSync(file, { force: true });
-  if (script.status !== 0) throw new Error(`perf script failed: ${script.stderr.trim()}`);
-  const cpu = run.cpuUsPerReq[cfg.server.name]!;
-  return {
-    server: cfg.label,
-    cpuUsPerReq: cpu,
-    rps: run.rps,
-    ...attribute(parsePerfScript(script.stdout), cpu),
-  };
+  try {
+    // Attached, or failed at once (no permission, no perf for this kernel).
+    const early = await Promise.race([exited, new Promise<null>((r) => setTimeout(r, 300, null))]);
+    if (early !== null) throw new Error(`perf record did not start (${early}): ${stderr.trim()}`);
+    let run: RunResult;
+    try {
+      run = await measure(cfg, seconds, o);
+    } finally {
+      perf.kill('SIGINT');
+    }
+    // perf record writes its file on SIGINT, then ends itself with that signal.
+    const code = await exited;
+    if (code !== 0 && code !== 'SIGINT') throw new Error(`perf record failed (${code}): ${stderr.trim()}`);
+    if (!(run.requests > 0)) return null;
+    const script = spawnSync('perf', ['script', '-i', file, '-F', 'tid,ip,sym'], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 30,
+    });
+    if (script.status !== 0) throw new Error(`perf script failed: ${script.stderr.trim()}`);
+    const cpu = run.cpuUsPerReq[cfg.server.name]!;
+    return {
+      server: cfg.label,
+      cpuUsPerReq: cpu,
+      rps: run.rps,
+      ...attribute(parsePerfScript(script.stdout, pid), cpu),
+    };
+  } finally {
+    perf.kill('SIGKILL');
+    await exited;
+    rmSync(file, { force: true });
+    rmSync(`${file}.old`, { force: true });
+  }
 }
 
 /** The two profiles side by side, and each one's largest own functions. */
@@ -184,6 +231,10 @@ export function formatNative(title: string, gw: NativeProfile, base: NativeProfi
     `${'total (this run, perf attached)'.padEnd(w)}${num(gw.cpuUsPerReq)}${num(base.cpuUsPerReq)}${col(`${d >= 0 ? '+' : ''}${d.toFixed(1)}`)}`,
     `${'samples'.padEnd(w)}${col(String(gw.samples))}${col(String(base.samples))}`,
   );
+  if (!gw.kernelSeen || !base.kernelSeen)
+    lines.push(
+      "  ! perf saw no kernel code (kernel.perf_event_paranoid > 1 without root?): the kernel's time is spread over the other rows",
+    );
   for (const p of [gw, base]) {
     lines.push(
       `  ${p.server}: own functions, inclusive µs/req (socket writes included): ` +
@@ -199,22 +250,28 @@ export function formatNative(title: string, gw: NativeProfile, base: NativeProfi
 /** Each scenario's leanest baseline: what the gateway's extra cost is measured against. */
 const LEANEST: Record<string, string> = { '402': 'lean402', free: 'floor', big: 'floor', paid: 'paidfloor' };
 
-/** --perf: for each scenario, the gateway and its leanest baseline, one run each under perf, printed side by side. */
+/**
+ * --perf: for each scenario, the gateway and its leanest baseline, one run each under perf,
+ * printed side by side. A scenario whose profile fails is reported and skipped: the bench's
+ * own results do not depend on perf.
+ */
 export async function nativeProfiles(
   defs: ScenarioDef[],
   o: ScenarioOptions,
   dir: string,
 ): Promise<Record<string, { gateway: NativeProfile; baseline: NativeProfile }>> {
   const out: Record<string, { gateway: NativeProfile; baseline: NativeProfile }> = {};
-  const pids = new Set<number>();
-  try {
-    for (const def of defs) {
-      const gw = def.configs.find((c) => c.key === 'gateway')!;
-      const lean = def.configs.find((c) => c.key === LEANEST[def.key]);
-      if (!lean) continue;
+  for (const def of defs) {
+    const gw = def.configs.find((c) => c.key === 'gateway')!;
+    const lean = def.configs.find((c) => c.key === LEANEST[def.key]);
+    if (!lean) continue;
+    if (gw.proofs && gw.proofs.next > gw.proofs.total) {
+      o.log(`native profile ${def.title}: skipped, no proofs left`);
+      continue;
+    }
+    try {
       const profiles: NativeProfile[] = [];
       for (const cfg of [gw, lean]) {
-        pids.add(cfg.server.pid);
         const p = await profileRun(
           cfg,
           o.roundS,
@@ -224,15 +281,14 @@ export async function nativeProfiles(
         if (p) profiles.push(p);
       }
       if (profiles.length < 2) {
-        o.log(`native profile ${def.title}: skipped, a run measured nothing (no proofs left?)`);
+        o.log(`native profile ${def.title}: skipped, a run measured nothing`);
         continue;
       }
       out[def.key] = { gateway: profiles[0]!, baseline: profiles[1]! };
       console.log(`\n${formatNative(def.title, profiles[0]!, profiles[1]!)}`);
+    } catch (err) {
+      o.log(`native profile ${def.title}: failed, skipped: ${(err as Error).message.split('\n')[0]}`);
     }
-  } finally {
-    // node's --perf-basic-prof symbol maps, read by perf script above.
-    for (const pid of pids) rmSync(`/tmp/perf-${pid}.map`, { force: true });
   }
   return out;
 }
