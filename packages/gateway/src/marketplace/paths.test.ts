@@ -58,10 +58,11 @@ function reference(rawUrl: string): PathCheck {
 
 describe('splitMarketplaceTarget against the rules written as regular expressions', () => {
   // Characters that reach every rule: separators, percent escapes in both cases, dots,
-  // colons, controls, DEL, backslash, a quote, non-ASCII (incl. a lone surrogate) and the
-  // characters whose low bits look like the escapes' (0x10 | 0x20 = '0', 'F' and 'f').
+  // colons, controls, DEL, backslash, a quote, the printable characters outside pchar, every
+  // digit, non-ASCII (incl. a lone surrogate) and characters whose low byte or low bits look
+  // like an escape's (0x10 | 0x20 = '0'; U+0146's low byte is 'F').
   const chars = [
-    ...'/?%.:pabzAFZfFcCeE02359-_~!$&\'()*+,;=@" #',
+    ...'/?%.:pabzAFZfFcCeE0123456789-_~!$&\'()*+,;=@" #<>[]^`{|}',
     '\u0000',
     '\u0010',
     '\u001f',
@@ -71,9 +72,11 @@ describe('splitMarketplaceTarget against the rules written as regular expression
     '\u017f',
     '\u212a',
     '\ud800',
-    'F',
-    'C',
-    'E',
+    // Low byte of an escape's letter or digit (0x46 F, 0x43 C, 0x45 E, 0x30 0), high byte set.
+    '\u0146',
+    '\u0143',
+    '\u0145',
+    '\u0130',
   ];
   const piece = fc.oneof(
     fc.constantFrom(...chars),
