@@ -5,7 +5,7 @@
 import type { ProfileSummary } from './profile.ts';
 import { formatProfile, summarizeProfile } from './profile.ts';
 import { type Config, measure, type ProofSupply, type ScenarioOptions, type Watched } from './scenario.ts';
-import type { Stack } from './stack.ts';
+import { resetMinimalPaid, type Stack } from './stack.ts';
 
 export interface ScenarioDef {
   key: string;
@@ -126,8 +126,7 @@ export function scenarios(stack: Stack, supply: ProofSupply, database: string, d
           proofs: paidFloorSupply,
           before: async () => {
             paidFloorSupply.next = 1;
-            const res = await fetch(`${stack.paidFloorBase}/__reset`, { method: 'POST' });
-            if (!res.ok) throw new Error(`minimal paid server: reset answered ${res.status}`);
+            await resetMinimalPaid(stack);
           },
         },
         {

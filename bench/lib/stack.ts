@@ -295,6 +295,11 @@ export async function checkMinimalPaid(stack: Stack, proofHeader: string, path: 
   if (first.status !== 200 || again.status !== 200 || again.body !== first.body) {
     throw new Error(`minimal paid server: a real proof answered ${first.status}, its replay ${again.status}`);
   }
+  await resetMinimalPaid(stack);
+}
+
+/** Empties the minimal paid server's redemptions, so the same proofs are new to it again. */
+export async function resetMinimalPaid(stack: Pick<Stack, 'paidFloorBase'>): Promise<void> {
   const reset = await fetch(`${stack.paidFloorBase}/__reset`, { method: 'POST' });
   if (!reset.ok) throw new Error(`minimal paid server: reset answered ${reset.status}`);
 }
