@@ -11,25 +11,47 @@ const ACCESS_KEYS = [...ACCESS_LOG_FIELDS];
 
 const LOGGER = fileURLToPath(new URL('./logger.ts', import.meta.url));
 
-/** Runs `body` in a child whose logger writes to its stdout (a pipe); resolves with the lines it wrote. */
+/** The line a child writes to stderr when its stdout may be read (`readAfter: MARK`). */
+const MARK = 'read me now';
+const markWritten = `process.stderr.write(${JSON.stringify(`${MARK}\n`)});`;
+
+/**
+ * Runs `body` in a child whose logger writes to its stdout (a pipe); resolves with the lines it
+ * wrote. Its stdout is read from the start, after `readAfter` ms, or (MARK) once the child wrote
+ * MARK to stderr. `backlogBytes` gives the child's writer a smaller backlog than production's.
+ */
 function child(
   body: string,
   onLine?: (line: string, kill: () => void) => void,
-  readAfterMs = 0,
+  readAfter: number | typeof MARK = 0,
+  backlogBytes?: number,
 ): Promise<string[]> {
-  const script = `import { createLogger } from ${JSON.stringify(LOGGER)};\nconst log = createLogger('info');\n${body}`;
+  const make =
+    backlogBytes === undefined
+      ? `import { createLogger } from ${JSON.stringify(LOGGER)};\nconst log = createLogger('info');`
+      : `import { pino } from 'pino';\nimport { batchedWriter, loggerOptions } from ${JSON.stringify(LOGGER)};\n` +
+        `const log = pino(loggerOptions('info'), batchedWriter(1, { backlogBytes: ${backlogBytes} }));`;
+  const script = `${make}\n${body}`;
   const proc = spawn(process.execPath, ['--input-type=module', '-e', script], {
-    stdio: ['ignore', 'pipe', 'ignore'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const { stdout, stderr } = proc;
   const lines: string[] = [];
   let rest = '';
-  proc.stdout.setEncoding('utf8');
+  stdout.setEncoding('utf8');
+  stderr.setEncoding('utf8');
+  let said = '';
+  stderr.on('data', (chunk: string) => {
+    said += chunk;
+    if (readAfter === MARK && said.includes(MARK)) stdout.resume();
+  });
   // Not read at first: the pipe fills up and the child's writes wait (or fail with EAGAIN).
-  if (readAfterMs > 0) {
-    proc.stdout.pause();
-    setTimeout(() => proc.stdout.resume(), readAfterMs);
+  if (readAfter === MARK) stdout.pause();
+  else if (readAfter > 0) {
+    stdout.pause();
+    setTimeout(() => stdout.resume(), readAfter);
   }
-  proc.stdout.on('data', (chunk: string) => {
+  stdout.on('data', (chunk: string) => {
     const parts = (rest + chunk).split('\n');
     rest = parts.pop() ?? '';
     for (const line of parts) {
@@ -95,13 +117,14 @@ describe('the stdout logger (buffered)', () => {
   });
 
   it('drops lines past 16 MB held back for a reader that does not read, and says so once it reads', async () => {
-    // 24 MB of lines while nobody reads: the first 16 MB wait, the rest are dropped.
+    // 24 MB of lines while nobody reads: the first 16 MB wait, the rest are dropped. Reading
+    // starts once the loop is over (a reader that started during it could leave nothing to drop).
     const lines = await child(
-      `process.stdout.fd;\nconst pad = 'x'.repeat(900);\nfor (let i = 0; i < 24000; i++) log.info({ i, pad }, 'line');\nsetTimeout(() => log.info({ i: -1 }, 'after'), 1500);\nsetInterval(() => {}, 1000);`,
+      `process.stdout.fd;\nconst pad = 'x'.repeat(900);\nfor (let i = 0; i < 24000; i++) log.info({ i, pad }, 'line');\n${markWritten}\nsetTimeout(() => log.info({ i: -1 }, 'after'), 1500);\nsetInterval(() => {}, 1000);`,
       (line, kill) => {
         if (JSON.parse(line).i === -1) kill();
       },
-      1000,
+      MARK,
     );
     const parsed = lines.map((l) => JSON.parse(l));
     const warning = parsed.findIndex((p) => p.droppedBytes !== undefined);
@@ -122,10 +145,15 @@ describe('the stdout logger (buffered)', () => {
   });
 
   it('says how many bytes it dropped when the process exits right after dropping them', async () => {
+    // 2.3 MB of lines against a 1 MB backlog (production's is 16 MB, which a reader on a loaded
+    // CI machine did not always take within the 2 s the exit waits). Reading starts once the
+    // loop is over (a reader that started during it could leave nothing to drop), right
+    // before the exit.
     const lines = await child(
-      `process.stdout.fd;\nconst pad = 'x'.repeat(900);\nfor (let i = 0; i < 24000; i++) log.info({ i, pad }, 'line');\nprocess.exit(0);`,
+      `process.stdout.fd;\nconst pad = 'x'.repeat(900);\nfor (let i = 0; i < 2400; i++) log.info({ i, pad }, 'line');\n${markWritten}\nprocess.exit(0);`,
       undefined,
-      1000,
+      MARK,
+      1024 * 1024,
     );
     const parsed = lines.map((l) => JSON.parse(l));
     // The warning stands where the lines went missing: before the last batch, written at exit.
@@ -134,11 +162,11 @@ describe('the stdout logger (buffered)', () => {
       level: 40,
       msg: 'log lines dropped: stdout was not read fast enough',
     });
-    expect(parsed[warning].droppedBytes).toBeGreaterThan(6_000_000);
+    expect(parsed[warning].droppedBytes).toBeGreaterThan(500_000);
     expect(parsed.slice(0, warning).map((p) => p.i)).toEqual(Array.from({ length: warning }, (_, i) => i));
     const after = parsed.slice(warning + 1).map((p) => p.i);
-    expect(after.at(-1)).toBe(23999);
-    expect(after).toEqual(Array.from({ length: after.length }, (_, k) => 24000 - after.length + k));
+    expect(after.at(-1)).toBe(2399);
+    expect(after).toEqual(Array.from({ length: after.length }, (_, k) => 2400 - after.length + k));
   });
 
   it('keeps every line, whole and in order, when a fatal line finds the pipe full for longer than it waits', async () => {

@@ -96,8 +96,14 @@ const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 /** Write errors that mean nothing written to the fd will ever be read. */
 const FD_GONE = new Set(['EPIPE', 'EBADF', 'ECONNRESET']);
 
-/** The batched line writer on `fd` (see bufferedStdout). */
-function batchedWriter(fd: number): DestinationStream {
+/**
+ * The batched line writer on `fd` (see bufferedStdout). `backlogBytes` is for tests: a smaller
+ * backlog shows its drops without megabytes that a slow reader must drain in the exit's 2 s.
+ */
+export function batchedWriter(
+  fd: number,
+  { backlogBytes: backlogCap = LOG_BACKLOG_BYTES }: { backlogBytes?: number } = {},
+): DestinationStream {
   let batch = '';
   /** Batches the fd did not take yet, oldest first; the first may be partly written. */
   const backlog: Buffer[] = [];
@@ -171,7 +177,7 @@ function batchedWriter(fd: number): DestinationStream {
   };
   const enqueue = (bytes: Buffer): void => {
     if (gone) return;
-    if (backlogBytes + bytes.length > LOG_BACKLOG_BYTES) {
+    if (backlogBytes + bytes.length > backlogCap) {
       droppedBytes += bytes.length;
       return;
     }
