@@ -156,11 +156,15 @@ function putInFront(
       // the answer went out (recording it) only ends that connection.
       // The path only: a query may carry a caller's secret (the access line drops it too).
       const path = (req.url ?? '').split('?', 1)[0];
-      log.error({ err, method: req.method, path }, 'fast path failed; the request goes to the route');
       if (res.headersSent) {
+        log.error(
+          { err, method: req.method, path },
+          'fast path failed after answering; the connection is closed',
+        );
         res.destroy();
         return;
       }
+      log.error({ err, method: req.method, path }, 'fast path failed; the request goes to the route');
       taken = false;
     }
     if (!taken) fastify(req, res);
