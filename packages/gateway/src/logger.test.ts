@@ -11,19 +11,20 @@ const ACCESS_KEYS = [...ACCESS_LOG_FIELDS];
 
 const LOGGER = fileURLToPath(new URL('./logger.ts', import.meta.url));
 
-/** The line a child writes to stderr when its stdout may be read (`readAfter: MARK`). */
+/** The line a child writes to stderr when its stdout may be read (`readAfterMark`). */
 const MARK = 'read me now';
 const markWritten = `process.stderr.write(${JSON.stringify(`${MARK}\n`)});`;
 
 /**
  * Runs `body` in a child whose logger writes to its stdout (a pipe); resolves with the lines it
- * wrote. Its stdout is read from the start, after `readAfter` ms, or (MARK) once the child wrote
- * MARK to stderr. `backlogBytes` gives the child's writer a smaller backlog than production's.
+ * wrote. Its stdout is read from the start, or (`readAfterMark`) once the child wrote MARK to
+ * stderr: a fixed delay could end before a slow child got to the state a test needs.
+ * `backlogBytes` gives the child's writer a smaller backlog than production's.
  */
 function child(
   body: string,
   onLine?: (line: string, kill: () => void) => void,
-  readAfter: number | typeof MARK = 0,
+  readAfterMark = false,
   backlogBytes?: number,
 ): Promise<string[]> {
   const make =
@@ -43,14 +44,10 @@ function child(
   let said = '';
   stderr.on('data', (chunk: string) => {
     said += chunk;
-    if (readAfter === MARK && said.includes(MARK)) stdout.resume();
+    if (readAfterMark && said.includes(MARK)) stdout.resume();
   });
   // Not read at first: the pipe fills up and the child's writes wait (or fail with EAGAIN).
-  if (readAfter === MARK) stdout.pause();
-  else if (readAfter > 0) {
-    stdout.pause();
-    setTimeout(() => stdout.resume(), readAfter);
-  }
+  if (readAfterMark) stdout.pause();
   stdout.on('data', (chunk: string) => {
     const parts = (rest + chunk).split('\n');
     rest = parts.pop() ?? '';
@@ -94,12 +91,12 @@ describe('the stdout logger (buffered)', () => {
 
   it('loses no line when the process exits while nobody reads stdout for a moment (a full pipe)', async () => {
     // About 600 KB of lines, then exit at once: the pipe (64 KB) is full long before; the
-    // reader starts after 600 ms. Touching process.stdout makes fd 1 non-blocking, as any
+    // reader starts as the child exits. Touching process.stdout makes fd 1 non-blocking, as any
     // console.log in the process would: then a write to the full pipe fails with EAGAIN.
     const lines = await child(
-      `process.stdout.fd;\nfor (let i = 0; i < 6000; i++) log.info({ i, pad: 'x'.repeat(40) }, 'line');\nprocess.exit(0);`,
+      `process.stdout.fd;\nfor (let i = 0; i < 6000; i++) log.info({ i, pad: 'x'.repeat(40) }, 'line');\n${markWritten}\nprocess.exit(0);`,
       undefined,
-      600,
+      true,
     );
     expect(lines).toHaveLength(6000);
     expect(lines.map((l) => JSON.parse(l).i)).toEqual(Array.from({ length: 6000 }, (_, i) => i));
@@ -107,11 +104,11 @@ describe('the stdout logger (buffered)', () => {
 
   it('writes the lines a full pipe held back once the reader catches up, in order, while the process runs on', async () => {
     const lines = await child(
-      `process.stdout.fd;\nfor (let i = 0; i < 6000; i++) log.info({ i, pad: 'x'.repeat(40) }, 'line');\nsetInterval(() => {}, 1000);`,
+      `process.stdout.fd;\nfor (let i = 0; i < 6000; i++) log.info({ i, pad: 'x'.repeat(40) }, 'line');\n${markWritten}\nsetInterval(() => {}, 1000);`,
       (line, kill) => {
         if (JSON.parse(line).i === 5999) kill();
       },
-      600,
+      true,
     );
     expect(lines.map((l) => JSON.parse(l).i)).toEqual(Array.from({ length: 6000 }, (_, i) => i));
   });
@@ -124,7 +121,7 @@ describe('the stdout logger (buffered)', () => {
       (line, kill) => {
         if (JSON.parse(line).i === -1) kill();
       },
-      MARK,
+      true,
     );
     const parsed = lines.map((l) => JSON.parse(l));
     const warning = parsed.findIndex((p) => p.droppedBytes !== undefined);
@@ -152,7 +149,7 @@ describe('the stdout logger (buffered)', () => {
     const lines = await child(
       `process.stdout.fd;\nconst pad = 'x'.repeat(900);\nfor (let i = 0; i < 2400; i++) log.info({ i, pad }, 'line');\n${markWritten}\nprocess.exit(0);`,
       undefined,
-      MARK,
+      true,
       1024 * 1024,
     );
     const parsed = lines.map((l) => JSON.parse(l));
@@ -171,13 +168,14 @@ describe('the stdout logger (buffered)', () => {
 
   it('keeps every line, whole and in order, when a fatal line finds the pipe full for longer than it waits', async () => {
     // pino flushes synchronously after a fatal line; the reader starts only after that flush
-    // gave up waiting (2 s): the process runs on, and nothing is cut, lost or turned off.
+    // gave up waiting (2 s) and more lines came: the process runs on, and nothing is cut, lost
+    // or turned off.
     const lines = await child(
-      `process.stdout.fd;\nfor (let i = 0; i < 3000; i++) log.info({ i, pad: 'x'.repeat(100) }, 'before');\nlog.fatal({ i: 3000 }, 'fatal');\nfor (let i = 3001; i < 3020; i++) log.info({ i }, 'after');\nsetInterval(() => {}, 1000);`,
+      `process.stdout.fd;\nfor (let i = 0; i < 3000; i++) log.info({ i, pad: 'x'.repeat(100) }, 'before');\nlog.fatal({ i: 3000 }, 'fatal');\nfor (let i = 3001; i < 3020; i++) log.info({ i }, 'after');\n${markWritten}\nsetInterval(() => {}, 1000);`,
       (line, kill) => {
         if (JSON.parse(line).i === 3019) kill();
       },
-      2600,
+      true,
     );
     expect(lines.map((l) => JSON.parse(l).i)).toEqual(Array.from({ length: 3020 }, (_, i) => i));
   });
