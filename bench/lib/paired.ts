@@ -8,7 +8,7 @@
  * reading of the same ratios, printed beside them.
  */
 
-import { type Config, measure, type RunResult, type ScenarioOptions } from './scenario.ts';
+import { type Config, measure, type ScenarioOptions } from './scenario.ts';
 import { median } from './stats.ts';
 
 export interface PairedResult {
@@ -32,10 +32,7 @@ export async function runPaired(
     const r: PairedResult = { baseline: b.key, label: b.label, rpsRatios: [], cpuRatios: [], problems: [] };
     await Promise.all([measure(gateway, o.warmupS, o), measure(b, o.warmupS, o)]);
     for (let i = 0; i < o.rounds; i++) {
-      const [g, x] = (await Promise.all([measure(gateway, o.roundS, o), measure(b, o.roundS, o)])) as [
-        RunResult,
-        RunResult,
-      ];
+      const [g, x] = await Promise.all([measure(gateway, o.roundS, o), measure(b, o.roundS, o)]);
       for (const p of [...g.problems, ...x.problems]) if (!r.problems.includes(p)) r.problems.push(p);
       const gCpu = g.cpuUsPerReq[gateway.server.name]!;
       const xCpu = x.cpuUsPerReq[b.server.name]!;

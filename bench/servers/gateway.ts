@@ -16,6 +16,7 @@ import { getHeapStatistics } from 'node:v8';
 import { createGateway } from '../../packages/gateway/src/app.ts';
 import { loadConfig, withConfig } from '../../packages/gateway/src/config.ts';
 import { tuneV8 } from '../../packages/gateway/src/startup/v8-tuning.ts';
+import type { GcByKind } from '../lib/gc-report.ts';
 import { announce, exitOnSignal } from './announce.ts';
 import { BENCH_SLUG, seedBenchProject } from './seed.ts';
 
@@ -111,14 +112,14 @@ async function startMemoryReport(): Promise<number> {
 }
 
 /** V8's collections as they happen (perf_hooks 'gc' entries): count, total and longest pause by kind. */
-function gcPauses(): { take(): Record<string, { count: number; totalMs: number; maxMs: number }> } {
+function gcPauses(): { take(): GcByKind } {
   const KINDS: Record<number, string> = {
     [constants.NODE_PERFORMANCE_GC_MINOR]: 'scavenge',
     [constants.NODE_PERFORMANCE_GC_MAJOR]: 'mark-compact',
     [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental marking',
     [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks',
   };
-  let byKind: Record<string, { count: number; totalMs: number; maxMs: number }> = {};
+  let byKind: GcByKind = {};
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
       const kind = KINDS[(e as unknown as { detail: { kind: number } }).detail.kind] ?? 'other';
