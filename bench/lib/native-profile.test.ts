@@ -2,9 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { attribute, CATEGORIES, functionName, parsePerfScript } from './native-profile.ts';
 
 const PID = 4242;
-/** `perf script -F tid,ip,sym` text: per sample its thread, then its frames leaf first (`ip sym`). */
-const script = (...stacks: [number, string[]][]) =>
-  `${stacks.map(([tid, s]) => ` ${tid}\n${s.map((f) => `\t ${f}`).join('\n')}`).join('\n\n')}\n`;
+/**
+ * `perf script -F comm,tid,ip,sym` text: per sample its thread's name and id, then its frames
+ * leaf first (`ip sym`). The main thread is `node`; others are named by the third element.
+ */
+const script = (...stacks: ([number, string[]] | [number, string[], string])[]) =>
+  `${stacks
+    .map(
+      ([tid, s, name]) =>
+        `${(name ?? (tid === PID ? 'node' : 'V8 DefaultWorke')).padStart(16)} ${tid}\n${s.map((f) => `\t ${f}`).join('\n')}`,
+    )
+    .join('\n\n')}\n`;
 
 const OWN = ['/w/packages/', '/w/bench/servers/'];
 const HANDLER = "7f0000001000 JS:*'handle file:///w/packages/gateway/src/http/fast-unpaid.ts:155:18";
@@ -39,6 +47,9 @@ describe('native profile', () => {
         [PID, ['1654cc4 sha256_block_data_order', HANDLER, ...MAIN]],
         // A compile job on a V8 worker thread, its stack cut short of start_thread.
         [PID + 3, ['55 v8::internal::OptimizedCompilationJob::ExecuteJob']],
+        // libuv's pool in the kernel's fdatasync, twice: leaves are named by the user-space frame.
+        [PID + 5, ['ffffffff81000001 ext4_sync_file', '66 fdatasync', '67 uv__fs_work'], 'libuv-worker'],
+        [PID + 5, ['ffffffff81000001 ext4_sync_file', '66 fdatasync', '67 uv__fs_work'], 'libuv-worker'],
         // A scavenge on the main thread.
         [
           PID,
@@ -55,17 +66,26 @@ describe('native profile', () => {
       ),
       PID,
     );
-    expect(stacks).toHaveLength(8);
-    const p = attribute(stacks, 80, OWN); // 10 µs per sample
+    expect(stacks).toHaveLength(10);
+    const p = attribute(stacks, 100, OWN); // 10 µs per sample
     const by = (fragment: string) => p.categories[CATEGORIES.find(([n]) => n.includes(fragment))![0]];
     expect(by('socket writes')).toBe(10);
     expect(by("server's own code")).toBe(20);
     expect(by('compiling')).toBe(10);
+    expect(by('GC and other')).toBe(20);
     expect(by('garbage collection, main thread')).toBe(10);
     expect(by('kernel: socket reads')).toBe(10);
     expect(by("Node's HTTP")).toBe(10);
     expect(by('other native')).toBe(10);
-    expect(Object.values(p.categories).reduce((a, b) => a + b, 0)).toBe(80);
+    expect(Object.values(p.categories).reduce((a, b) => a + b, 0)).toBe(100);
+    expect(p.threads).toEqual([
+      { name: 'libuv-worker', usPerReq: 20, leaves: [{ name: 'fdatasync', usPerReq: 20 }] },
+      {
+        name: 'V8 DefaultWorke',
+        usPerReq: 10,
+        leaves: [{ name: 'v8::internal::OptimizedCompilationJob::ExecuteJob', usPerReq: 10 }],
+      },
+    ]);
     // Inclusive: the handler is on three stacks (the write's included).
     expect(p.functions).toEqual([{ name: 'handle (gateway/src/http/fast-unpaid.ts:155)', usPerReq: 30 }]);
     expect(p.kernelSeen).toBe(true);

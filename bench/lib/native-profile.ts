@@ -26,8 +26,9 @@ interface Frame {
   kernel: boolean;
   sym: string;
 }
-/** One sample: its frames from the leaf up, and whether the process's main thread took it. */
+/** One sample: its thread's name, whether it is the process's main thread, its frames from the leaf up. */
 interface Stack {
+  thread: string;
   main: boolean;
   frames: Frame[];
 }
@@ -47,6 +48,12 @@ export interface NativeProfile {
   functions: { name: string; usPerReq: number }[];
   /** Whether any sample had kernel frames (perf_event_paranoid > 1 samples user space only). */
   kernelSeen: boolean;
+  /**
+   * The threads other than the main one, by name (V8's workers, libuv's pool), µs per request,
+   * largest first, each with its largest user-space leaf functions (the nearest frame to the
+   * sample that is not the kernel's): what "V8 threads: GC and other" holds.
+   */
+  threads: { name: string; usPerReq: number; leaves: { name: string; usPerReq: number }[] }[];
 }
 
 const GC =
@@ -90,8 +97,8 @@ export function functionName(sym: string): string {
 }
 
 /**
- * Parses `perf script -F tid,ip,sym`: per sample a line with its thread id, then a frame per
- * line (`ip sym`), then a blank line. The main thread's id is the process's.
+ * Parses `perf script -F comm,tid,ip,sym`: per sample a line with its thread's name and id,
+ * then a frame per line (`ip sym`), then a blank line. The main thread's id is the process's.
  */
 export function parsePerfScript(text: string, pid: number): Stack[] {
   const stacks: Stack[] = [];
@@ -104,8 +111,9 @@ export function parsePerfScript(text: string, pid: number): Stack[] {
       continue;
     }
     if (cur === null) {
-      // The sample's first line: its thread id.
-      cur = { main: Number(line) === pid, frames: [] };
+      // The sample's first line: its thread's name (which may hold spaces), then its id.
+      const m = /^(.*?)\s*(\d+)$/.exec(line);
+      cur = { thread: m?.[1] || '?', main: Number(m?.[2]) === pid, frames: [] };
       continue;
     }
     const space = line.indexOf(' ');
@@ -122,12 +130,20 @@ export function attribute(
   stacks: Stack[],
   cpuUsPerReq: number,
   own: readonly string[] = OWN,
-): Pick<NativeProfile, 'categories' | 'functions' | 'samples' | 'kernelSeen'> {
+): Pick<NativeProfile, 'categories' | 'functions' | 'samples' | 'kernelSeen' | 'threads'> {
   const rules = own === OWN ? CATEGORIES : categories(own);
   const counts = new Map<string, number>(rules.map(([name]) => [name, 0]));
   const fns = new Map<string, number>();
+  const threads = new Map<string, { n: number; leaves: Map<string, number> }>();
   let kernelSeen = false;
   for (const s of stacks) {
+    if (!s.main) {
+      const t = threads.get(s.thread) ?? { n: 0, leaves: new Map<string, number>() };
+      threads.set(s.thread, t);
+      t.n++;
+      const leaf = s.frames.find((f) => !f.kernel)?.sym ?? '[kernel]';
+      t.leaves.set(leaf, (t.leaves.get(leaf) ?? 0) + 1);
+    }
     const [name] = rules.find(([, test]) => test(s))!;
     counts.set(name, counts.get(name)! + 1);
     if (!kernelSeen && s.frames.some((f) => f.kernel)) kernelSeen = true;
@@ -145,8 +161,16 @@ export function attribute(
     samples: stacks.length,
     kernelSeen,
     categories: Object.fromEntries([...counts].map(([k, n]) => [k, n * per])),
-    functions: [...fns].sort((a, b) => b[1] - a[1]).map(([name, n]) => ({ name, usPerReq: n * per })),
+    functions: ranked(fns, per),
+    threads: [...threads]
+      .sort((a, b) => b[1].n - a[1].n)
+      .map(([name, t]) => ({ name, usPerReq: t.n * per, leaves: ranked(t.leaves, per) })),
   };
+}
+
+/** `counts` as names with µs per request, largest first. */
+function ranked(counts: Map<string, number>, per: number): { name: string; usPerReq: number }[] {
+  return [...counts].sort((a, b) => b[1] - a[1]).map(([name, n]) => ({ name, usPerReq: n * per }));
 }
 
 /**
@@ -191,7 +215,7 @@ export async function profileRun(
     const code = await exited;
     if (code !== 0 && code !== 'SIGINT') throw new Error(`perf record failed (${code}): ${stderr.trim()}`);
     if (!(run.requests > 0)) return null;
-    const script = spawnSync('perf', ['script', '-i', file, '-F', 'tid,ip,sym'], {
+    const script = spawnSync('perf', ['script', '-i', file, '-F', 'comm,tid,ip,sym'], {
       encoding: 'utf8',
       maxBuffer: 1 << 30,
     });
@@ -243,6 +267,20 @@ export function formatNative(title: string, gw: NativeProfile, base: NativeProfi
           .map((f) => `${f.name} ${f.usPerReq.toFixed(1)}`)
           .join('; '),
     );
+    if (p.threads.length > 0)
+      lines.push(
+        `  ${p.server}: other threads, µs/req (largest leaves): ` +
+          p.threads
+            .slice(0, 4)
+            .map(
+              (t) =>
+                `${t.name} ${t.usPerReq.toFixed(1)} (${t.leaves
+                  .slice(0, 4)
+                  .map((l) => `${l.name} ${l.usPerReq.toFixed(1)}`)
+                  .join(', ')})`,
+            )
+            .join('; '),
+      );
   }
   return lines.join('\n');
 }
