@@ -101,8 +101,9 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
           fee: v('fee'),
         })
         // No conflict target: a clash on EITHER unique key (tx or nonce) inserts nothing.
-        .onConflict((oc) => oc.doNothing())
-        .returningAll(),
+        // No RETURNING: the row is what was inserted (tryInsert), and SQLite's RETURNING
+        // doubled the insert's cost (50 → 23 µs on the bench VM).
+        .onConflict((oc) => oc.doNothing()),
   );
   const selectByTx = prepared(['chain', 'network', 'tx_id'] as const, (v) =>
     db
@@ -124,10 +125,13 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
       }),
   );
 
-  async function tryInsert(input: ClaimInput): Promise<Row | undefined> {
-    const { rows } = await db.executeQuery<Row>(
+  /** The new row's redemption, or undefined when either unique key was taken. */
+  async function tryInsert(input: ClaimInput): Promise<Redemption | undefined> {
+    const id = newId('rdm');
+    const leaseUntilMs = input.nowMs + input.leaseMs;
+    const r = await db.executeQuery(
       insertClaim({
-        id: newId('rdm'),
+        id,
         chain: input.chain,
         network: input.network,
         tx_id: input.txId,
@@ -135,7 +139,7 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
         request_hash: input.requestHash,
         requirement_id: input.requirementId,
         payer: input.payer,
-        lease_until_ms: input.nowMs + input.leaseMs,
+        lease_until_ms: leaseUntilMs,
         // Amounts are bigints in the code (DESIGN §4.2): keep them as decimal strings.
         meta: JSON.stringify(input.meta, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)),
         created_at_ms: input.nowMs,
@@ -145,7 +149,32 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
         fee: input.fee.toString(),
       }),
     );
-    return rows[0];
+    if (r.numAffectedRows !== 1n) return undefined;
+    // What the row now holds: the values above and the columns' defaults (the contract
+    // suite reads it back and compares).
+    return {
+      id,
+      chain: input.chain,
+      network: input.network,
+      txId: input.txId,
+      nonce: input.nonce,
+      requestHash: input.requestHash,
+      requirementId: input.requirementId,
+      payer: input.payer,
+      state: 'in_progress',
+      attempt: 1,
+      leaseUntilMs,
+      failures: 0,
+      retryAtMs: 0,
+      response: null,
+      createdAtMs: input.nowMs,
+      projectId: input.projectId,
+      endpointId: input.endpointId,
+      amount: input.amount,
+      fee: input.fee,
+      replays: 0,
+      refundState: null,
+    };
   }
 
   async function existing(input: ClaimInput): Promise<{ byTx?: Row; byNonce?: Row }> {
@@ -218,7 +247,7 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
       let last: Row | undefined;
       for (let round = 0; round < MAX_ROUNDS; round++) {
         const inserted = await tryInsert(input);
-        if (inserted) return { kind: 'claimed', redemption: toRedemption(inserted) };
+        if (inserted) return { kind: 'claimed', redemption: inserted };
 
         const { byTx, byNonce } = await existing(input);
         if (byTx) {

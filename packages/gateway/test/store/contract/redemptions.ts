@@ -71,6 +71,14 @@ export function redemptionContract(get: () => Store): void {
       expect(again).toEqual({ kind: 'in_progress', redemption: r });
     });
 
+    it('answers a claim without a project (inference) exactly as the row reads back', async () => {
+      const s = get();
+      const input = claimInput({ projectId: null, endpointId: null, amount: 0n, fee: 0n, meta: {} });
+      const r = claimed(await s.redemptions.claim(input));
+      expect(r).toMatchObject({ projectId: null, endpointId: null, amount: 0n, fee: 0n, replays: 0 });
+      expect(await s.redemptions.byTx(input.chain, input.network, input.txId)).toEqual(r);
+    });
+
     it('of 50 concurrent claims of one fresh key exactly one wins', async () => {
       const s = get();
       const input = claimInput();
