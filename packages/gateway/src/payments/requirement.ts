@@ -2,7 +2,6 @@
  * Issuing a payment requirement (the 402 body). Writes nothing: everything the
  * retry needs travels in the signed paymentRequirementId.
  */
-import { randomFillSync } from 'node:crypto';
 import {
   type AcceptOption,
   type Cost,
@@ -13,6 +12,7 @@ import {
   requestHasher,
   USDC_DECIMALS,
 } from '@tollgate/protocol';
+import { randomText } from '../crypto/random-pool.ts';
 import type { QuotedOption, RequirementClaims, RequirementTokens } from './requirement-token.ts';
 
 /** The request being priced, as the gateway received it. */
@@ -100,21 +100,9 @@ function acceptsOf(quote: Quote, memo: string): AcceptOption[] {
   return base.map((a) => ({ ...a, memo }));
 }
 
-/**
- * 128-bit nonces from a pooled buffer: one getrandom call per 256 requirements, refilled in
- * place (each nonce is copied out as a string, so nothing keeps a view of the pool).
- */
-const POOL = 16 * 256;
-const pool = Buffer.alloc(POOL);
-let poolAt = POOL;
+/** A 128-bit nonce (crypto/random-pool.ts: one getrandom call per 4 KB of them and of the ids). */
 export function newNonce(): string {
-  if (poolAt >= POOL) {
-    randomFillSync(pool);
-    poolAt = 0;
-  }
-  const nonce = pool.toString('base64url', poolAt, poolAt + 16);
-  poolAt += 16;
-  return nonce;
+  return randomText(16, 'base64url');
 }
 
 /**

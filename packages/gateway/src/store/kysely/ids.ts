@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomText } from '../../crypto/random-pool.ts';
 
 let lastMs = 0;
 let seq = 0;
@@ -18,5 +18,5 @@ export function newId(prefix: string): string {
     seq = 0;
   }
   const time = lastMs.toString(16).padStart(12, '0');
-  return `${prefix}_${time}${seq.toString(16).padStart(4, '0')}${randomBytes(8).toString('hex')}`;
+  return `${prefix}_${time}${seq.toString(16).padStart(4, '0')}${randomText(8, 'hex')}`;
 }
