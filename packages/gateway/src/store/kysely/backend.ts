@@ -3,7 +3,7 @@
  * what really differs between SQLite and PostgreSQL lives here; everything else
  * is one Kysely query path.
  */
-import type { ColumnDataType, Expression, Kysely } from 'kysely';
+import type { ColumnDataType, CompiledQuery, Expression, Kysely, QueryResult } from 'kysely';
 import type { Database } from './schema.ts';
 
 export type ColumnType = ColumnDataType | Expression<unknown>;
@@ -23,6 +23,12 @@ export interface Backend {
     blob: ColumnType;
   };
   isUniqueViolation(err: unknown): boolean;
+  /**
+   * Runs a compiled statement outside any transaction, as `db.executeQuery` does; a backend
+   * may take a shorter way to the database (SQLite: straight to its driver). For the paid
+   * path's prepared statements (prepared.ts).
+   */
+  execute<R>(query: CompiledQuery): Promise<QueryResult<R>>;
   /**
    * Locks a conversation row for the rest of the transaction, so concurrent appends
    * take seq numbers one after the other. Resolves false when the row is missing.

@@ -53,7 +53,7 @@ function toRedemption(r: Row): Redemption {
 const MAX_ROUNDS = 4;
 
 export function redemptionRepo(backend: Backend): RedemptionRepo {
-  const { db } = backend;
+  const { db, execute } = backend;
 
   // The paid path's three statements (claim, look-up, completion) are built once (prepared.ts).
   const insertClaim = prepared(
@@ -129,7 +129,7 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
   async function tryInsert(input: ClaimInput): Promise<Redemption | undefined> {
     const id = newId('rdm');
     const leaseUntilMs = input.nowMs + input.leaseMs;
-    const r = await db.executeQuery(
+    const r = await execute(
       insertClaim({
         id,
         chain: input.chain,
@@ -279,7 +279,7 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
     },
 
     async byTx(chain, network, txId) {
-      const { rows } = await db.executeQuery<Row>(selectByTx({ chain, network, tx_id: txId }));
+      const { rows } = await execute<Row>(selectByTx({ chain, network, tx_id: txId }));
       const r = rows[0];
       return r ? toRedemption(r) : null;
     },
@@ -293,7 +293,7 @@ export function redemptionRepo(backend: Backend): RedemptionRepo {
     },
 
     async complete(id, attempt, response, nowMs) {
-      const r = await db.executeQuery(
+      const r = await execute(
         completeHeld({
           id,
           attempt,

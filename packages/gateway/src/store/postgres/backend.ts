@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Backend } from '../kysely/backend.ts';
 import type { Database } from '../kysely/schema.ts';
@@ -9,6 +9,7 @@ export function postgresBackend(db: Kysely<Database>): Backend {
   return {
     kind: 'postgres',
     db,
+    execute: <R>(query: CompiledQuery) => db.executeQuery<R>(query),
     types: {
       // Byte-wise order whatever the database's default collation is.
       key: sql`text collate "C"`,

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely, QueryResult } from 'kysely';
 import { sql } from 'kysely';
 import type { Backend } from '../kysely/backend.ts';
 import type { Database } from '../kysely/schema.ts';
@@ -7,10 +7,18 @@ import type { Database } from '../kysely/schema.ts';
 const SQLITE_CONSTRAINT_UNIQUE = 2067;
 const SQLITE_CONSTRAINT_PRIMARYKEY = 1555;
 
-export function sqliteBackend(db: Kysely<Database>): Backend {
+/**
+ * `execute`: the dialect's way straight to its driver (dialect.ts); without one (a test's
+ * Kysely over another dialect), Kysely's own executor.
+ */
+export function sqliteBackend(
+  db: Kysely<Database>,
+  execute?: <R>(query: CompiledQuery) => Promise<QueryResult<R>>,
+): Backend {
   return {
     kind: 'sqlite',
     db,
+    execute: execute ?? (<R>(query: CompiledQuery) => db.executeQuery<R>(query)),
     types: {
       key: 'text',
       bool: 'integer',

@@ -47,18 +47,31 @@ interface DialectLog {
 
 export class NodeSqliteDialect implements Dialect {
   readonly #config: NodeSqliteDialectConfig;
+  #driver: NodeSqliteDriver | null = null;
 
   constructor(config: NodeSqliteDialectConfig) {
     this.#config = config;
   }
 
   createDriver(): Driver {
-    return new NodeSqliteDriver(
+    this.#driver = new NodeSqliteDriver(
       this.#config.database,
       this.#config.durability ?? NO_DURABILITY,
       this.#config.checkpoints,
       this.#config.log,
     );
+    return this.#driver;
+  }
+
+  /**
+   * Runs a compiled statement outside any transaction straight through the driver, as
+   * Kysely's executor would with no plugins and no logging, minus its own work per query
+   * (acquiring, releasing, transforming: about 6 µs a statement on the bench VM). For the
+   * paid path's prepared statements (backend.ts `execute`).
+   */
+  execute<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (!this.#driver) return Promise.reject(new Error('the SQLite dialect has no driver yet'));
+    return this.#driver.outsideTransaction<R>(query);
   }
   createQueryCompiler(): QueryCompiler {
     return new SqliteQueryCompiler();
@@ -157,6 +170,11 @@ class NodeSqliteDriver implements Driver {
 
   async acquireConnection(): Promise<DatabaseConnection> {
     return new NodeSqliteConnection(this.#executor, this.#mutex, this.#log);
+  }
+
+  /** One statement on a connection of its own that holds no transaction (see the dialect's execute). */
+  outsideTransaction<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    return new NodeSqliteConnection(this.#executor, this.#mutex, this.#log).executeQuery<R>(query);
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {

@@ -63,21 +63,20 @@ export async function openSqliteStore(location: string, opts: { logger?: StoreLo
     database.close();
     throw err;
   }
-  const db = new Kysely<Database>({
-    dialect: new NodeSqliteDialect({
-      database,
-      ...(opts.logger ? { log: opts.logger } : {}),
-      // SQLite keeps the WAL beside the real file when the path is a symlink.
-      ...(memory
-        ? {}
-        : {
-            durability: walFileSync(`${realpathSync(location)}-wal`),
-            checkpoints: (main: MainHandle) =>
-              backgroundCheckpoints(realpathSync(location), main, opts.logger ? { log: opts.logger } : {}),
-          }),
-    }),
+  const dialect = new NodeSqliteDialect({
+    database,
+    ...(opts.logger ? { log: opts.logger } : {}),
+    // SQLite keeps the WAL beside the real file when the path is a symlink.
+    ...(memory
+      ? {}
+      : {
+          durability: walFileSync(`${realpathSync(location)}-wal`),
+          checkpoints: (main: MainHandle) =>
+            backgroundCheckpoints(realpathSync(location), main, opts.logger ? { log: opts.logger } : {}),
+        }),
   });
-  const backend = sqliteBackend(db);
+  const db = new Kysely<Database>({ dialect });
+  const backend = sqliteBackend(db, (query) => dialect.execute(query));
   try {
     // Kysely's SQLite migration lock is a no-op; one IMMEDIATE transaction around the
     // whole migration makes a second process wait, then find the tables already there.
