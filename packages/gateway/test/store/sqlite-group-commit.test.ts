@@ -88,6 +88,22 @@ describe('sqlite group commit', () => {
     ]);
   });
 
+  it('fails only the breaking write when it is the first or the last of its batch', async () => {
+    await db.insertInto('items').values({ id: 1, label: 'taken', qty: 1 }).execute();
+    const results = await Promise.allSettled([
+      db.insertInto('items').values({ id: 2, label: 'taken', qty: 1 }).execute(),
+      db.insertInto('items').values({ id: 3, label: 'a', qty: 1 }).execute(),
+      db.insertInto('items').values({ id: 4, label: 'b', qty: 1 }).execute(),
+      db.insertInto('items').values({ id: 5, label: 'a', qty: 1 }).execute(),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled', 'fulfilled', 'rejected']);
+    expect(other.prepare('select id from items order by id').all()).toEqual([
+      { id: 1 },
+      { id: 3 },
+      { id: 4 },
+    ]);
+  });
+
   it('gives each of two racing conditional inserts its own answer (the second sees the first)', async () => {
     const insert = () =>
       db
