@@ -10,6 +10,7 @@ import { isValidTransactionDigest, normalizeStructTag } from '@mysten/sui/utils'
 import { SUI_MAINNET_CHAIN_ID } from '@tollgate/protocol';
 import type { ObservedTransaction, TransactionSource } from '../chain.ts';
 import { ChainUnavailableError } from '../chain.ts';
+import { withDeadline } from '../deadline.ts';
 import type { SuiTransactionResult } from './normalise.ts';
 import { normaliseSuiTransaction } from './normalise.ts';
 
@@ -82,11 +83,12 @@ export function createSuiSource(opts: SuiSourceOptions): TransactionSource {
     wellFormed: isDigest,
     async fetch(digest: string): Promise<ObservedTransaction | null> {
       if (!isDigest(digest)) return null;
-      const signal = AbortSignal.timeout(timeoutMs);
       let result: unknown;
       try {
-        await checkChain(signal);
-        result = await client.core.getTransaction({ digest, include: INCLUDE, signal });
+        result = await withDeadline(timeoutMs, async (signal) => {
+          await checkChain(signal);
+          return client.core.getTransaction({ digest, include: INCLUDE, signal });
+        });
       } catch (e) {
         if (e instanceof ChainUnavailableError) throw e;
         if (isNotFound(e)) return null;
