@@ -56,6 +56,34 @@ function atomic(v: unknown, what: string): bigint {
   throw new SolanaShapeError(`${what} is not an atomic amount string`);
 }
 
+/*
+ * The same checks for the i-th entry of a list, the entry's name (`what[i]` and a field)
+ * made only when the check fails: these run for every key, balance and instruction of
+ * every paid request, and the names were most of the work.
+ */
+const at = (what: string, i: number, field: string) => `${what}[${i}]${field}`;
+
+function objAt(v: unknown, what: string, i: number, field = ''): Obj {
+  if (!isObj(v)) throw new SolanaShapeError(`${at(what, i, field)} is not an object`);
+  return v;
+}
+
+function arrAt(v: unknown, what: string, i: number, field: string): unknown[] {
+  if (!Array.isArray(v)) throw new SolanaShapeError(`${at(what, i, field)} is not an array`);
+  return v;
+}
+
+function intAt(v: unknown, what: string, i: number, field: string): number {
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return v;
+  if (typeof v === 'bigint') return Number(v);
+  return int(v, at(what, i, field));
+}
+
+function atomicAt(v: unknown, what: string, i: number, field: string): bigint {
+  if (typeof v === 'string' && /^[0-9]{1,30}$/.test(v)) return BigInt(v);
+  return atomic(v, at(what, i, field));
+}
+
 interface TokenBalanceRow {
   accountIndex: number;
   mint: string;
@@ -67,14 +95,14 @@ function tokenBalances(v: unknown, what: string): TokenBalanceRow[] {
   // A missing list (old nodes) means "no token accounts recorded", same as [].
   if (v === undefined || v === null) return [];
   return arr(v, what).map((entry, i) => {
-    const e = obj(entry, `${what}[${i}]`);
-    const ui = obj(e['uiTokenAmount'], `${what}[${i}].uiTokenAmount`);
-    if (typeof e['mint'] !== 'string') throw new SolanaShapeError(`${what}[${i}].mint is not a string`);
+    const e = objAt(entry, what, i);
+    const ui = objAt(e['uiTokenAmount'], what, i, '.uiTokenAmount');
+    if (typeof e['mint'] !== 'string') throw new SolanaShapeError(`${at(what, i, '.mint')} is not a string`);
     return {
-      accountIndex: int(e['accountIndex'], `${what}[${i}].accountIndex`),
+      accountIndex: intAt(e['accountIndex'], what, i, '.accountIndex'),
       mint: e['mint'],
       owner: typeof e['owner'] === 'string' ? e['owner'] : null,
-      amount: atomic(ui['amount'], `${what}[${i}].uiTokenAmount.amount`),
+      amount: atomicAt(ui['amount'], what, i, '.uiTokenAmount.amount'),
     };
   });
 }
@@ -93,9 +121,9 @@ export function normaliseSolanaTransaction(raw: unknown, opts: NormaliseOptions)
   if (typeof id !== 'string') throw new SolanaShapeError('transaction.signatures[0] is not a string');
 
   const keys = arr(message['accountKeys'], 'accountKeys').map((k, i) => {
-    const key = obj(k, `accountKeys[${i}] (not jsonParsed?)`);
+    const key = objAt(k, 'accountKeys', i, ' (not jsonParsed?)');
     if (typeof key['pubkey'] !== 'string')
-      throw new SolanaShapeError(`accountKeys[${i}].pubkey is not a string`);
+      throw new SolanaShapeError(`${at('accountKeys', i, '.pubkey')} is not a string`);
     return { pubkey: key['pubkey'], signer: key['signer'] === true };
   });
 
@@ -119,14 +147,16 @@ export function normaliseSolanaTransaction(raw: unknown, opts: NormaliseOptions)
   for (const row of post) add(row, 1n);
 
   const mintOfAccount = new Map<string, string>();
-  for (const row of [...pre, ...post]) {
-    const key = keys[row.accountIndex];
-    if (key) mintOfAccount.set(key.pubkey, row.mint);
+  for (const rows of [pre, post]) {
+    for (const row of rows) {
+      const key = keys[row.accountIndex];
+      if (key) mintOfAccount.set(key.pubkey, row.mint);
+    }
   }
 
   const topLevel = arr(message['instructions'], 'transaction.message.instructions');
   const inner = arr(meta['innerInstructions'] ?? [], 'meta.innerInstructions').flatMap((group, i) =>
-    arr(obj(group, `innerInstructions[${i}]`)['instructions'], `innerInstructions[${i}].instructions`),
+    arrAt(objAt(group, 'innerInstructions', i)['instructions'], 'innerInstructions', i, '.instructions'),
   );
 
   const authorities = new Set<string>();
@@ -143,7 +173,8 @@ export function normaliseSolanaTransaction(raw: unknown, opts: NormaliseOptions)
     }
     const type = i['parsed']['type'];
     if (typeof type !== 'string' || !TRANSFER_TYPES.has(type)) continue;
-    const info = obj(i['parsed']['info'], `${type}.info`);
+    const rawInfo = i['parsed']['info'];
+    const info = isObj(rawInfo) ? rawInfo : obj(rawInfo, `${type}.info`);
     const mint = typeof info['mint'] === 'string' ? info['mint'] : mintOfAccount.get(String(info['source']));
     if (mint !== undefined && mint !== opts.mint) continue;
     const authority = info['authority'] ?? info['multisigAuthority'];
