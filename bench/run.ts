@@ -88,8 +88,15 @@ async function main(opts: BenchOptions): Promise<void> {
       healthIntervalMs: opts.healthIntervalMs,
       profileDir,
       nodeFlags: opts.perf ? ['--perf-basic-prof'] : [],
+      ...(opts.gatewayFlags.length > 0
+        ? { gatewayFlags: opts.gatewayFlags, gatewayStdout: join(dir, 'gateway.out') }
+        : {}),
       log,
     });
+    if (opts.gatewayFlags.length > 0)
+      log(
+        `--gateway-flags: the gateway runs with ${opts.gatewayFlags.join(' ')}; its stdout (V8's traces, the access lines) in ${join(dir, 'gateway.out')}${opts.keep ? '' : ' (add --keep to keep it)'}`,
+      );
     if (opts.perf) {
       // node's --perf-basic-prof writes a symbol map per process; perf script reads it.
       for (const c of [stack.gateway, stack.lean402, stack.paidFloor, stack.floor])

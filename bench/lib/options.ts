@@ -28,6 +28,8 @@ export interface BenchOptions {
   paired: boolean;
   /** Scenario keys to run (402, free, big, paid); all when empty. */
   only: string[];
+  /** More node flags for the gateway alone (an experiment: --trace-opt, a V8 setting). */
+  gatewayFlags: string[];
 }
 
 const HELP = `npm run bench -- [options]
@@ -50,7 +52,9 @@ const HELP = `npm run bench -- [options]
   --only LIST             run only these scenarios, e.g. --only 402,free (402, free, big, paid)
   --keep                  keep the temp directory (configs, logs, proofs)
   --paired                also run the gateway and each baseline at the same time (a drifting host
-                          slows both alike) and print those ratios under the targets`;
+                          slows both alike) and print those ratios under the targets
+  --gateway-flags="F…"    more node flags for the gateway alone, e.g. --gateway-flags="--trace-opt"; its
+                          stdout (V8's traces, the access lines) goes to gateway.out in the temp dir (--keep)`;
 
 /**
  * `num(value, default, min)` for a command line's numeric options: the default when the
@@ -95,6 +99,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       keep: { type: 'boolean', default: false },
       paired: { type: 'boolean', default: false },
       only: { type: 'string' },
+      'gateway-flags': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -124,5 +129,6 @@ export function parseOptions(argv: string[]): BenchOptions {
     keep: values.keep === true,
     paired: values.paired === true,
     only: (values.only ?? '').split(',').filter(Boolean),
+    gatewayFlags: (values['gateway-flags'] ?? '').split(/\s+/).filter(Boolean),
   };
 }

@@ -38,6 +38,9 @@ export interface StackOptions {
   profileDir?: string;
   /** More node flags for the gateway and the minimal servers (--perf: `--perf-basic-prof`). */
   nodeFlags?: readonly string[];
+  /** More node flags for the gateway alone (--gateway-flags); its stdout then goes to `gatewayStdout`. */
+  gatewayFlags?: readonly string[];
+  gatewayStdout?: string;
   log: (line: string) => void;
 }
 
@@ -138,7 +141,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     command: node,
     // Launched as npm start launches it. --expose-gc only defines gc(); the soak calls it
     // through the memory port, never under load.
-    args: [...NODE_LAUNCH_FLAGS, '--expose-gc', ...flags, server('gateway.ts')],
+    args: [...NODE_LAUNCH_FLAGS, '--expose-gc', ...flags, ...(o.gatewayFlags ?? []), server('gateway.ts')],
+    ...(o.gatewayStdout ? { stdout: o.gatewayStdout } : {}),
     env: {
       ...benchGatewayEnv({
         secret,
