@@ -46,3 +46,16 @@ describe('sqlite file shared by two stores', () => {
     }
   });
 });
+
+describe('sqlite store closing', () => {
+  it('refuses the paid path’s statements once close() has begun, as it refuses every other query', async () => {
+    const s = await openStore(`sqlite:${join(base, `closing-${++n}`, 'tollgate.db')}`);
+    const input = claimInput();
+    const closing = s.close();
+    await new Promise((r) => setImmediate(r));
+    await expect(s.redemptions.claim(input)).rejects.toThrow(/destroyed/);
+    await expect(s.redemptions.byTx(input.chain, input.network, input.txId)).rejects.toThrow(/destroyed/);
+    await expect(s.redemptions.noteReplay('rdm_x')).rejects.toThrow(/destroyed/);
+    await closing;
+  });
+});

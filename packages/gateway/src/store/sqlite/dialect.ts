@@ -172,10 +172,16 @@ class NodeSqliteDriver implements Driver {
     return new NodeSqliteConnection(this.#executor, this.#mutex, this.#log);
   }
 
-  /** One statement on a connection of its own that holds no transaction (see the dialect's execute). */
+  /**
+   * One statement on a connection of its own that holds no transaction (see the dialect's
+   * execute). Refused once destroy() has begun, as Kysely refuses every other query then.
+   */
   outsideTransaction<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (this.#destroyed) return Promise.reject(new Error('driver has already been destroyed'));
     return new NodeSqliteConnection(this.#executor, this.#mutex, this.#log).executeQuery<R>(query);
   }
+
+  #destroyed = false;
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
     (connection as NodeSqliteConnection).unlock();
@@ -206,6 +212,7 @@ class NodeSqliteDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
+    this.#destroyed = true;
     // Writes still queued commit first (they were promised durability, not dropped).
     (await this.#mutex.lock())();
     await new Promise<void>((r) => setImmediate(r));
