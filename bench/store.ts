@@ -9,7 +9,7 @@
  *   189-byte answer. `--concurrency` requests are in flight at once, as wrk's connections
  *   are, so their writes share transactions and syncs the way they do in the gateway.
  * - **the minimal record**: the minimal paid server's table (two unique keys, eight columns)
- *   and its group commit (bench/servers/minimal-paid.ts: one transaction per sync, one
+ *   and its group commit (bench/servers/minimal-record.ts: one transaction per sync, one
  *   fdatasync of the WAL on the pool), doing the same three statements.
  *
  * Rounds alternate. Each reports CPU µs per paid request (this process, every thread: the
@@ -21,15 +21,15 @@
  * Started by store.mjs (pinned to CPU 0, with the gateway's launch flags).
  */
 import { randomBytes } from 'node:crypto';
-import { fdatasync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import { tuneV8 } from '../packages/gateway/src/startup/v8-tuning.ts';
 import { openStore } from '../packages/gateway/src/store/open-store.ts';
 import type { ClaimInput } from '../packages/gateway/src/store/store.ts';
 import { median } from './lib/stats.ts';
+import { openMinimalRecord } from './servers/minimal-record.ts';
 
 const { values } = parseArgs({
   options: {
@@ -105,80 +105,29 @@ async function gatewayStore(): Promise<{ work: PaidWork; close: () => Promise<vo
   };
 }
 
-/** The minimal paid server's record and group commit (bench/servers/minimal-paid.ts), in process. */
+/** The minimal paid server's record and group commit (bench/servers/minimal-record.ts), in process. */
 function minimalRecord(): { work: PaidWork; close: () => Promise<void> } {
-  const file = join(dir, `minimal-${Date.now()}.db`);
-  const db = new DatabaseSync(file);
-  db.exec('PRAGMA journal_mode = WAL');
-  db.exec('PRAGMA synchronous = NORMAL');
-  db.exec(`CREATE TABLE redemptions (
-    tx_id TEXT PRIMARY KEY, nonce TEXT NOT NULL UNIQUE, request_hash TEXT NOT NULL, payer TEXT NOT NULL,
-    state TEXT NOT NULL, created_at_ms INTEGER NOT NULL, response_status INTEGER, response_body BLOB)`);
-  const insertClaim = db.prepare(
-    `INSERT INTO redemptions (tx_id, nonce, request_hash, payer, state, created_at_ms)
-     VALUES (?, ?, ?, ?, 'in_progress', ?) ON CONFLICT DO NOTHING`,
-  );
-  const complete = db.prepare(
-    `UPDATE redemptions SET state = 'delivered', response_status = ?, response_body = ? WHERE tx_id = ? AND state = 'in_progress'`,
-  );
-  const byTx = db.prepare(
-    'SELECT state, nonce, request_hash, response_status, response_body FROM redemptions WHERE tx_id = ?',
-  );
-  db.exec('BEGIN');
-  db.exec('COMMIT');
-  const walFd = openSync(`${file}-wal`, 'r+');
-  const sync = promisify(fdatasync);
-  type Write = { run: () => number; resolve: (n: number) => void; reject: (e: unknown) => void };
-  let queue: Write[] = [];
-  let scheduled = false;
-  let syncing = false;
-  const durably = (run: () => number) =>
-    new Promise<number>((resolve, reject) => {
-      queue.push({ run, resolve, reject });
-      if (!scheduled && !syncing) {
-        scheduled = true;
-        setImmediate(flush);
-      }
-    });
-  async function flush(): Promise<void> {
-    scheduled = false;
-    const batch = queue;
-    queue = [];
-    syncing = true;
-    counts.commits++;
-    try {
-      db.exec('BEGIN IMMEDIATE');
-      const out = batch.map((w) => w.run());
-      db.exec('COMMIT');
-      counts.syncs++;
-      await sync(walFd);
-      for (let i = 0; i < batch.length; i++) batch[i]!.resolve(out[i]!);
-    } catch (e) {
-      if (db.isTransaction) db.exec('ROLLBACK');
-      for (const w of batch) w.reject(e);
-    } finally {
-      syncing = false;
-      if (queue.length > 0 && !scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
-    }
-  }
+  const r = openMinimalRecord(join(dir, `minimal-${Date.now()}.db`));
+  const before = { ...r.counts };
   return {
     async work(i) {
       const p = paidRequest(i);
-      if (byTx.get(p.txId) !== undefined) throw new Error('a new payment was known');
-      const claimed = await durably(
-        () => insertClaim.run(p.txId, p.nonce, p.requestHash, p.payer, Date.now()).changes as number,
+      if (r.byTx.get(p.txId) !== undefined) throw new Error('a new payment was known');
+      const claimed = await r.durably(() =>
+        Number(r.insertClaim.run(p.txId, p.nonce, p.requestHash, p.payer, Date.now()).changes),
       );
       if (claimed !== 1) throw new Error('claim inserted nothing');
       await new Promise(setImmediate); // the upstream
-      const done = await durably(
-        () => complete.run(RESPONSE.status, RESPONSE.body, p.txId).changes as number,
+      const done = await r.durably(() =>
+        Number(r.complete.run(RESPONSE.status, RESPONSE.body, p.txId).changes),
       );
       if (done !== 1) throw new Error('complete changed nothing');
     },
-    close: async () => db.close(),
+    close: async () => {
+      counts.commits += r.counts.commits - before.commits;
+      counts.syncs += r.counts.syncs - before.syncs;
+      r.db.close();
+    },
   };
 }
 

@@ -22,17 +22,13 @@
  * runs, so the bench can hand it the same proofs again.
  */
 import { createHash, createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
-import { fdatasync, openSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DatabaseSync } from 'node:sqlite';
-import { promisify } from 'node:util';
 import { memoForNonce, requestHasher, USDC_SOLANA_MINT } from '@tollgate/protocol';
 import { Pool } from 'undici';
 import { deriveKey } from '../../packages/gateway/src/crypto/keys.ts';
 import { announce, exitOnSignal } from './announce.ts';
-
-const fdatasyncFd = promisify(fdatasync);
+import { openMinimalRecord } from './minimal-record.ts';
 
 const env = (k: string): string => {
   const v = process.env[k];
@@ -51,79 +47,8 @@ const kid = derived.kid;
 // A KeyObject made once: createHmac with raw key bytes would make one per call.
 const tokenKey = createSecretKey(derived.key);
 
-// ---- storage: SQLite, group commit ----
-const dbFile = env('BENCH_DB_FILE');
-const db = new DatabaseSync(dbFile);
-db.exec('PRAGMA journal_mode = WAL');
-db.exec('PRAGMA synchronous = NORMAL');
-db.exec(`CREATE TABLE IF NOT EXISTS redemptions (
-  tx_id TEXT PRIMARY KEY, nonce TEXT NOT NULL UNIQUE, request_hash TEXT NOT NULL, payer TEXT NOT NULL,
-  state TEXT NOT NULL, created_at_ms INTEGER NOT NULL, response_status INTEGER, response_body BLOB)`);
-const insertClaim = db.prepare(
-  `INSERT INTO redemptions (tx_id, nonce, request_hash, payer, state, created_at_ms)
-   VALUES (?, ?, ?, ?, 'in_progress', ?) ON CONFLICT DO NOTHING`,
-);
-const complete = db.prepare(
-  `UPDATE redemptions SET state = 'delivered', response_status = ?, response_body = ? WHERE tx_id = ? AND state = 'in_progress'`,
-);
-const byTx = db.prepare(
-  'SELECT state, nonce, request_hash, response_status, response_body FROM redemptions WHERE tx_id = ?',
-);
-db.exec('BEGIN');
-db.exec('COMMIT');
-const walFd = openSync(`${dbFile}-wal`, 'r+');
-
-type Write = { run: () => number; resolve: (changes: number) => void; reject: (e: unknown) => void };
-let queue: Write[] = [];
-let scheduled = false;
-let syncing = false;
-/** Runs `run` in the next shared transaction; resolves once that transaction is on disk. */
-function durably(run: () => number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    queue.push({ run, resolve, reject });
-    if (!scheduled && !syncing) {
-      scheduled = true;
-      setImmediate(flush);
-    }
-  });
-}
-async function flush(): Promise<void> {
-  scheduled = false;
-  const batch = queue;
-  queue = [];
-  const out: (number | Error)[] = [];
-  syncing = true;
-  try {
-    db.exec('BEGIN IMMEDIATE');
-    try {
-      for (const w of batch) {
-        try {
-          out.push(w.run());
-        } catch (e) {
-          out.push(e as Error);
-        }
-      }
-      db.exec('COMMIT');
-    } catch (e) {
-      if (db.isTransaction) db.exec('ROLLBACK');
-      throw e;
-    }
-    await fdatasyncFd(walFd);
-    batch.forEach((w, i) => {
-      const r = out[i]!;
-      if (typeof r === 'number') w.resolve(r);
-      else w.reject(r);
-    });
-  } catch (e) {
-    for (const w of batch) w.reject(e);
-  } finally {
-    syncing = false;
-    if (queue.length > 0 && !scheduled) {
-      scheduled = true;
-      setImmediate(flush);
-    }
-  }
-}
+// ---- storage: SQLite, group commit (minimal-record.ts) ----
+const { db, insertClaim, complete, byTx, durably, pending } = openMinimalRecord(env('BENCH_DB_FILE'));
 
 // ---- checks ----
 const STD_B64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -281,7 +206,7 @@ async function handle(req: import('node:http').IncomingMessage, res: ServerRespo
     | undefined;
   if (known) {
     // Nothing is answered from a row a crash could still take back: wait for the next sync.
-    if (syncing || queue.length > 0) await durably(() => 0);
+    if (pending()) await durably(() => 0);
     if (known.nonce !== w.n) return refuse(res, 402, 'transaction_already_used');
     if (known.state !== 'delivered') return refuse(res, 409, 'payment_in_progress');
     return send(res, known.response_status, Buffer.from(known.response_body), receipt);
