@@ -104,6 +104,40 @@ describe('sqlite group commit', () => {
     ]);
   });
 
+  it('acknowledges no write of a batch whose rollback failed: none runs inside the transaction left open', async () => {
+    // A handle whose ROLLBACK fails, leaving the batch's transaction open.
+    const real = new DatabaseSync(file);
+    const stuck = new Proxy(real, {
+      get(target, prop) {
+        if (prop === 'prepare')
+          return (text: string) =>
+            text === 'rollback'
+              ? {
+                  columns: () => [],
+                  run: () => {
+                    throw new Error('rollback failed');
+                  },
+                }
+              : target.prepare(text);
+        const v = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const sdb = new Kysely<Db>({
+      dialect: new NodeSqliteDialect({ database: stuck, log: { error: leftOpen } }),
+    });
+    await sdb.insertInto('items').values({ id: 1, label: 'taken', qty: 1 }).execute();
+    const results = await Promise.allSettled([
+      sdb.updateTable('items').set({ qty: 5 }).where('id', '=', 1).execute(),
+      sdb.insertInto('items').values({ id: 3, label: 'taken', qty: 1 }).execute(),
+    ]);
+    const qty = (other.prepare('select qty from items where id = 1').get() as { qty: number }).qty;
+    // Whatever was acknowledged is on the file for another connection; nothing else is.
+    expect(results[0]!.status === 'fulfilled').toBe(qty === 5);
+    expect(results[1]!.status).toBe('rejected');
+    await sdb.destroy();
+  });
+
   it('gives each of two racing conditional inserts its own answer (the second sees the first)', async () => {
     const insert = () =>
       db

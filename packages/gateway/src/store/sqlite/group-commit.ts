@@ -267,6 +267,13 @@ export class SqliteExecutor {
   }
 
   #runAlone(p: Pending): void {
+    // A batch whose ROLLBACK failed left its transaction open: a write run now would join it,
+    // and be acknowledged without ever being committed.
+    if (this.#db.isTransaction) {
+      p.error = new Error('the SQLite handle is inside a transaction that could not be rolled back');
+      p.done = true;
+      return;
+    }
     try {
       p.result = this.run(p.sql, p.params);
     } catch (err) {
