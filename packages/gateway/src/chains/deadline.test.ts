@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { withDeadline } from './deadline.ts';
+import { ChainUnavailableError } from './chain.ts';
+import { askChain, withDeadline } from './deadline.ts';
 
 describe('withDeadline', () => {
   it('answers what the call answers, and its signal never aborts after that', async () => {
@@ -29,5 +30,18 @@ describe('withDeadline', () => {
   it('passes a failing call on unchanged', async () => {
     const boom = new Error('boom');
     await expect(withDeadline(1000, async () => Promise.reject(boom))).rejects.toBe(boom);
+  });
+
+  it('askChain turns any failure, the deadline included, into a retryable ChainUnavailableError naming the call', async () => {
+    const err = await askChain(
+      'solana',
+      'getTransaction',
+      10,
+      (signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ChainUnavailableError);
+    expect((err as ChainUnavailableError).chain).toBe('solana');
+    expect((err as Error).message).toMatch(/^getTransaction failed: .*timeout/);
+    await expect(askChain('sui', 'x', 1000, async () => 7)).resolves.toBe(7);
   });
 });

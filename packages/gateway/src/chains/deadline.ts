@@ -1,3 +1,5 @@
+import { type ChainId, ChainUnavailableError } from './chain.ts';
+
 /**
  * A deadline for one chain call. `AbortSignal.timeout(ms)` keeps its timer and its signal
  * alive for the whole `ms` after the call answered (10 s per verification RPC: thousands of
@@ -16,5 +18,24 @@ export async function withDeadline<T>(ms: number, call: (signal: AbortSignal) =>
     return await call(controller.signal);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/**
+ * One call to a chain's node under a deadline; any failure (the node's error, the deadline,
+ * the network) is a retryable ChainUnavailableError naming `what`.
+ */
+export async function askChain<T>(
+  chain: ChainId,
+  what: string,
+  ms: number,
+  call: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  try {
+    return await withDeadline(ms, call);
+  } catch (e) {
+    throw new ChainUnavailableError(chain, `${what} failed: ${(e as Error)?.message ?? String(e)}`, {
+      cause: e,
+    });
   }
 }

@@ -7,7 +7,7 @@ import type { Signature } from '@solana/kit';
 import { SOLANA_MAINNET_GENESIS_HASH, USDC_SOLANA_MINT } from '@tollgate/protocol';
 import type { ObservedTransaction, TransactionSource } from '../chain.ts';
 import { ChainUnavailableError } from '../chain.ts';
-import { withDeadline } from '../deadline.ts';
+import { askChain } from '../deadline.ts';
 import { normaliseSolanaTransaction } from './normalise.ts';
 import { createJsonRpc } from './rpc.ts';
 import { isSolanaSignature } from './signature.ts';
@@ -65,15 +65,8 @@ export function createSolanaSource(opts: SolanaSourceOptions): TransactionSource
     opts.expectedGenesisHash ?? (opts.network === 'mainnet' ? SOLANA_MAINNET_GENESIS_HASH : undefined);
   let chainChecked = false;
 
-  async function ask<T>(what: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    try {
-      return await withDeadline(timeoutMs, call);
-    } catch (e) {
-      throw new ChainUnavailableError('solana', `${what} failed: ${(e as Error)?.message ?? String(e)}`, {
-        cause: e,
-      });
-    }
-  }
+  const ask = <T>(what: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> =>
+    askChain('solana', what, timeoutMs, call);
 
   return {
     chain: 'solana',

@@ -52,6 +52,7 @@ import {
 import { findAssociatedTokenPda } from '@solana-program/token';
 import { SPL_MEMO_PROGRAM, SPL_TOKEN_PROGRAM, solanaCaip2, USDC_SOLANA_MINT } from '@tollgate/protocol';
 import { ChainUnavailableError } from '../chain.ts';
+import { askChain } from '../deadline.ts';
 import type { ExactV2Scheme, ExpectedTransfer, PaymentCheck, Settlement } from '../exact-v2.ts';
 import type { PayerRateLimiter } from './payer-limit.ts';
 import { createPayerRateLimiter } from './payer-limit.ts';
@@ -286,15 +287,8 @@ export async function createSolanaSponsor(opts: SolanaSponsorOptions): Promise<S
   const rpc = createSolanaRpc(opts.rpcUrl);
   let rpcId = 0;
 
-  async function ask<T>(what: string, call: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
-    try {
-      return await call(AbortSignal.timeout(timeoutMs));
-    } catch (e) {
-      throw new ChainUnavailableError('solana', `${what} failed: ${(e as Error)?.message ?? String(e)}`, {
-        cause: e,
-      });
-    }
-  }
+  const ask = <T>(what: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> =>
+    askChain('solana', what, timeoutMs, call);
 
   /**
    * A plain JSON-RPC call, for the two methods whose errors must be read as the node wrote

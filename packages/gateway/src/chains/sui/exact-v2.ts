@@ -55,6 +55,7 @@ import {
 import { isValidTransactionSignature } from '@mysten/sui/verify';
 import { suiCaip2 } from '@tollgate/protocol';
 import { ChainUnavailableError } from '../chain.ts';
+import { withDeadline } from '../deadline.ts';
 import type {
   CheckedPayment,
   ExactV2Scheme,
@@ -415,13 +416,12 @@ export function createSuiExactV2(opts: SuiExactV2Options): ExactV2Scheme & { rea
   const client: SuiExactV2Client = opts.client ?? (grpc as SuiExactV2Client);
   let chainChecked = false;
 
-  const signal = () => AbortSignal.timeout(timeoutMs);
-
   async function checkChain(): Promise<void> {
     if (chainChecked) return;
     let id: string;
     try {
-      id = (await client.core.getChainIdentifier({ signal: signal() })).chainIdentifier;
+      id = (await withDeadline(timeoutMs, (signal) => client.core.getChainIdentifier({ signal })))
+        .chainIdentifier;
     } catch (e) {
       throw new ChainUnavailableError('sui', `Sui chain identifier: ${describe(e)}`, { cause: e });
     }
@@ -438,11 +438,9 @@ export function createSuiExactV2(opts: SuiExactV2Options): ExactV2Scheme & { rea
   async function lookup(digest: string): Promise<Executed | null> {
     let result: unknown;
     try {
-      result = await client.core.getTransaction({
-        digest,
-        include: { balanceChanges: true },
-        signal: signal(),
-      });
+      result = await withDeadline(timeoutMs, (signal) =>
+        client.core.getTransaction({ digest, include: { balanceChanges: true }, signal }),
+      );
     } catch (e) {
       if (isNotFound(e)) return null;
       throw new ChainUnavailableError('sui', `Sui getTransaction failed: ${describe(e)}`, { cause: e });
@@ -587,11 +585,13 @@ export function createSuiExactV2(opts: SuiExactV2Options): ExactV2Scheme & { rea
       let sim: Executed;
       try {
         sim = readResult(
-          await client.core.simulateTransaction({
-            transaction: d.bytes,
-            include: { balanceChanges: true, effects: true },
-            signal: signal(),
-          }),
+          await withDeadline(timeoutMs, (signal) =>
+            client.core.simulateTransaction({
+              transaction: d.bytes,
+              include: { balanceChanges: true, effects: true },
+              signal,
+            }),
+          ),
         );
       } catch (e) {
         if (e instanceof ChainUnavailableError) throw e;
@@ -628,12 +628,14 @@ export function createSuiExactV2(opts: SuiExactV2Options): ExactV2Scheme & { rea
       if (!landed) {
         try {
           landed = readResult(
-            await client.core.executeTransaction({
-              transaction: h.bytes,
-              signatures: [h.signature],
-              include: { balanceChanges: true },
-              signal: signal(),
-            }),
+            await withDeadline(timeoutMs, (signal) =>
+              client.core.executeTransaction({
+                transaction: h.bytes,
+                signatures: [h.signature],
+                include: { balanceChanges: true },
+                signal,
+              }),
+            ),
           );
         } catch (e) {
           if (e instanceof ChainUnavailableError) throw e;
