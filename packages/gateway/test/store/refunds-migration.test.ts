@@ -26,7 +26,7 @@ describe('migration 0006 on a database with payables', () => {
     const file = join(dir, 'old.db');
     // biome-ignore lint/suspicious/noExplicitAny: the schema as it was before 0006.
     const db = new Kysely<any>({ dialect: new NodeSqliteDialect({ database: new DatabaseSync(file) }) });
-    const types = sqliteBackend(db).types;
+    const types = sqliteBackend(db, (q) => db.executeQuery(q) as never).types;
     const migrator = new Migrator({
       db,
       provider: {

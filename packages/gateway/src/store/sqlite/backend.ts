@@ -7,18 +7,15 @@ import type { Database } from '../kysely/schema.ts';
 const SQLITE_CONSTRAINT_UNIQUE = 2067;
 const SQLITE_CONSTRAINT_PRIMARYKEY = 1555;
 
-/**
- * `execute`: the dialect's way straight to its driver (dialect.ts); without one (a test's
- * Kysely over another dialect), Kysely's own executor.
- */
+/** `execute`: the dialect's way straight to its driver (dialect.ts). */
 export function sqliteBackend(
   db: Kysely<Database>,
-  execute?: <R>(query: CompiledQuery) => Promise<QueryResult<R>>,
+  execute: <R>(query: CompiledQuery) => Promise<QueryResult<R>>,
 ): Backend {
   return {
     kind: 'sqlite',
     db,
-    execute: execute ?? (<R>(query: CompiledQuery) => db.executeQuery<R>(query)),
+    execute,
     types: {
       key: 'text',
       bool: 'integer',

@@ -127,6 +127,8 @@ class NodeSqliteDriver implements Driver {
   readonly #checkpoints: Checkpoints;
 
   readonly #log: DialectLog | undefined;
+  /** Set when destroy() begins: the direct path refuses statements from then on. */
+  #destroyed = false;
 
   constructor(
     db: DatabaseSync,
@@ -180,8 +182,6 @@ class NodeSqliteDriver implements Driver {
     if (this.#destroyed) return Promise.reject(new Error('driver has already been destroyed'));
     return new NodeSqliteConnection(this.#executor, this.#mutex, this.#log).executeQuery<R>(query);
   }
-
-  #destroyed = false;
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
     (connection as NodeSqliteConnection).unlock();

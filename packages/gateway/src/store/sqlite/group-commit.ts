@@ -203,7 +203,7 @@ export class SqliteExecutor {
    * one is undone alone (a savepoint pair cost about 3 µs a write, on every write).
    */
   #runBatched(batch: Pending[]): boolean {
-    return this.#runInOne(batch, false) ?? this.#runInOne(batch, true) ?? false;
+    return this.#runInOne(batch, false) ?? this.#runInOne(batch, true) === true;
   }
 
   /** One pass of #runBatched: true when committed; false or, without savepoints, null (a write failed) when not. */
