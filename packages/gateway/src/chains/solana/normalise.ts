@@ -51,8 +51,10 @@ function int(v: unknown, what: string): number {
   throw new SolanaShapeError(`${what} is not an integer`);
 }
 
+const ATOMIC = /^[0-9]{1,30}$/;
+
 function atomic(v: unknown, what: string): bigint {
-  if (typeof v === 'string' && /^[0-9]{1,30}$/.test(v)) return BigInt(v);
+  if (typeof v === 'string' && ATOMIC.test(v)) return BigInt(v);
   throw new SolanaShapeError(`${what} is not an atomic amount string`);
 }
 
@@ -73,15 +75,14 @@ function arrAt(v: unknown, what: string, i: number, field: string): unknown[] {
   return v;
 }
 
+/** int() of a list entry's field: the common case (a plain number) without naming it. */
 function intAt(v: unknown, what: string, i: number, field: string): number {
-  if (typeof v === 'number' && Number.isSafeInteger(v)) return v;
-  if (typeof v === 'bigint') return Number(v);
-  return int(v, at(what, i, field));
+  return typeof v === 'number' && Number.isSafeInteger(v) ? v : int(v, at(what, i, field));
 }
 
+/** atomic() of a list entry's field: the common case without naming it. */
 function atomicAt(v: unknown, what: string, i: number, field: string): bigint {
-  if (typeof v === 'string' && /^[0-9]{1,30}$/.test(v)) return BigInt(v);
-  return atomic(v, at(what, i, field));
+  return typeof v === 'string' && ATOMIC.test(v) ? BigInt(v) : atomic(v, at(what, i, field));
 }
 
 interface TokenBalanceRow {
