@@ -22,8 +22,8 @@ export interface MinimalRecord {
   durably(run: () => number): Promise<number>;
   /** Whether a commit may not be on disk yet (a sync running, writes queued). */
   pending(): boolean;
-  /** Commits and syncs made so far. */
-  counts: { commits: number; syncs: number };
+  /** Commits made so far (each followed by one fdatasync of the WAL). */
+  counts: { commits: number };
 }
 
 export function openMinimalRecord(file: string): MinimalRecord {
@@ -46,7 +46,7 @@ export function openMinimalRecord(file: string): MinimalRecord {
   db.exec('BEGIN');
   db.exec('COMMIT');
   const walFd = openSync(`${file}-wal`, 'r+');
-  const counts = { commits: 0, syncs: 0 };
+  const counts = { commits: 0 };
 
   type Write = { run: () => number; resolve: (changes: number) => void; reject: (e: unknown) => void };
   let queue: Write[] = [];
@@ -83,7 +83,6 @@ export function openMinimalRecord(file: string): MinimalRecord {
         if (db.isTransaction) db.exec('ROLLBACK');
         throw e;
       }
-      counts.syncs++;
       await fdatasyncFd(walFd);
       for (let i = 0; i < batch.length; i++) {
         const r = out[i]!;
