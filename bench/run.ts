@@ -99,7 +99,7 @@ async function main(opts: BenchOptions): Promise<void> {
       );
     if (opts.perf) {
       // node's --perf-basic-prof writes a symbol map per process; perf script reads it.
-      for (const c of [stack.gateway, stack.lean402, stack.paidFloor, stack.floor])
+      for (const c of [stack.gateway, stack.lean402, stack.paidFloor, stack.paidRecord, stack.floor])
         tempDirs.add(`/tmp/perf-${c.pid}.map`);
       log(
         '--perf: the gateway and the minimal servers run with --perf-basic-prof throughout (the JIT names its code for perf); take the targets from a run without --perf',
@@ -128,9 +128,11 @@ async function main(opts: BenchOptions): Promise<void> {
     log(`${paid.made} payments in ${paid.seconds.toFixed(1)} s (${paid.perSecond.toFixed(0)}/s)`);
     const supply: ProofSupply = { file: proofsFile, path: '/p/bench/paid', next: 1, total: paid.made };
     if (paid.made > 0) {
-      await checkMinimalPaid(stack, readFileSync(proofsFile, 'utf8').split('\n', 1)[0]!, supply.path);
+      const first = readFileSync(proofsFile, 'utf8').split('\n', 1)[0]!;
+      await checkMinimalPaid(stack.paidFloorBase, first, supply.path);
+      await checkMinimalPaid(stack.paidRecordBase, first, supply.path);
       log(
-        'minimal paid server: refuses no payment, an altered token and a proof for another request; serves and replays a real one',
+        "minimal paid server, with its own record and with Tollgate's: refuses no payment, an altered token and a proof for another request; serves and replays a real one",
       );
     }
 

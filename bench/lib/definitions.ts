@@ -21,6 +21,7 @@ export function scenarios(stack: Stack, supply: ProofSupply, database: string, d
   const ngx = { name: 'nginx', pid: stack.nginx.pid, tree: true };
   const chain = { name: 'chains', pid: stack.chains.pid };
   const paidFloorSupply: ProofSupply = { ...supply };
+  const paidRecordSupply: ProofSupply = { ...supply };
   const forward = (path: string): Config[] => [
     {
       key: 'gateway',
@@ -126,7 +127,21 @@ export function scenarios(stack: Stack, supply: ProofSupply, database: string, d
           proofs: paidFloorSupply,
           before: async () => {
             paidFloorSupply.next = 1;
-            await resetMinimalPaid(stack);
+            await resetMinimalPaid(stack.paidFloorBase);
+          },
+        },
+        {
+          key: 'paidrecord',
+          label: "minimal paid, Tollgate's record",
+          url: `${stack.paidRecordBase}${supply.path}`,
+          server: { name: 'minimal-paid-record', pid: stack.paidRecord.pid },
+          others: [up, chain],
+          expect: 'ok',
+          // The same again, its redemptions kept in the gateway's store (a fresh file each run).
+          proofs: paidRecordSupply,
+          before: async () => {
+            paidRecordSupply.next = 1;
+            await resetMinimalPaid(stack.paidRecordBase);
           },
         },
         {
@@ -146,7 +161,7 @@ export function scenarios(stack: Stack, supply: ProofSupply, database: string, d
           expect: 'ok',
         },
       ],
-      baselines: ['floor', 'paidfloor', 'nginx'],
+      baselines: ['floor', 'paidfloor', 'paidrecord', 'nginx'],
       drainMs: 1000,
     },
   ];

@@ -196,16 +196,25 @@ export function formatTargets(targets: Target[]): string {
 
 /**
  * Not a target: where the paid target stands against the paid work alone (the minimal paid
- * server, bench/servers/minimal-paid.ts), measured in the same rounds.
+ * server, bench/servers/minimal-paid.ts), and against the same work keeping its redemptions in
+ * the gateway's store (the same server, BENCH_RECORD=tollgate), measured in the same rounds.
  */
 export function paidYardstick(summaries: ScenarioSummary[]): string | null {
   const paid = summaries.find((s) => s.key === 'paid');
   const lean = paid?.configs.find((c) => c.key === 'paidfloor');
   const ours = paid?.configs.find((c) => c.key === 'gateway');
   if (!lean || !ours) return null;
-  return (
+  const line =
     `note    the paid work alone (minimal paid server): ${f(lean.ratios['floor']!)}× minimal forwarder, ` +
-    `${f(lean.cpuUsPerReq, 0)} µs/req; the gateway ${f(ours.ratios['paidfloor']!)}× of it (CPU ${f(ours.cpuRatios['paidfloor']!)}×)`
+    `${f(lean.cpuUsPerReq, 0)} µs/req; the gateway ${f(ours.ratios['paidfloor']!)}× of it (CPU ${f(ours.cpuRatios['paidfloor']!)}×)`;
+  const record = paid?.configs.find((c) => c.key === 'paidrecord');
+  if (!record) return line;
+  return (
+    `${line}\n` +
+    `note    the paid work with Tollgate's redemption record (the same server, the gateway's store): ` +
+    `${f(record.ratios['floor']!)}× minimal forwarder, ${f(record.cpuUsPerReq, 0)} µs/req ` +
+    `(${f(record.cpuRatios['paidfloor']!)}× the CPU of its own record); the gateway ${f(ours.ratios['paidrecord']!)}× of it ` +
+    `(CPU ${f(ours.cpuRatios['paidrecord']!)}×)`
   );
 }
 

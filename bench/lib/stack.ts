@@ -56,6 +56,8 @@ export interface Stack {
   floor: Child;
   /** The minimal paid server (bench/servers/minimal-paid.ts), checking the gateway's tokens. */
   paidFloor: Child;
+  /** The same server keeping its redemptions in the gateway's store (BENCH_RECORD=tollgate). */
+  paidRecord: Child;
   facilitator: FacilitatorStub;
   solanaRpcUrl: string;
   faucetUrl: string;
@@ -64,6 +66,7 @@ export interface Stack {
   nginxBase: string;
   floorBase: string;
   paidFloorBase: string;
+  paidRecordBase: string;
   bare402Url: string;
   lean402Url: string;
   x402Url: string;
@@ -189,18 +192,22 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     env: { BENCH_FACILITATOR_URL: facilitator.url, BENCH_PAY_TO: newSolanaKey().address },
   });
 
-  const paidFloor = await spawnPinned({
-    name: 'minimal-paid',
-    cpu: o.serverCpu,
-    command: node,
-    args: [...flags, server('minimal-paid.ts')],
-    env: {
-      BENCH_UPSTREAM_URL: upstreamBase,
-      BENCH_SOLANA_RPC_URL: base.solanaRpcUrl,
-      BENCH_TOKEN_SECRET: secret,
-      BENCH_DB_FILE: join(o.dir, 'minimal-paid.sqlite'),
-    },
-  });
+  const minimalPaid = (name: string, record: 'minimal' | 'tollgate') =>
+    spawnPinned({
+      name,
+      cpu: o.serverCpu,
+      command: node,
+      args: [...flags, server('minimal-paid.ts')],
+      env: {
+        BENCH_UPSTREAM_URL: upstreamBase,
+        BENCH_SOLANA_RPC_URL: base.solanaRpcUrl,
+        BENCH_TOKEN_SECRET: secret,
+        BENCH_DB_FILE: join(o.dir, `${name}.sqlite`),
+        BENCH_RECORD: record,
+      },
+    });
+  const paidFloor = await minimalPaid('minimal-paid', 'minimal');
+  const paidRecord = await minimalPaid('minimal-paid-record', 'tollgate');
 
   const nginxPort = await freePort();
   const nginx = await startNginx({
@@ -222,6 +229,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     nginx,
     floor,
     paidFloor,
+    paidRecord,
     facilitator,
     solanaRpcUrl: base.solanaRpcUrl,
     faucetUrl: base.faucetUrl,
@@ -230,6 +238,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     nginxBase,
     floorBase,
     paidFloorBase: `http://127.0.0.1:${paidFloor.info['port']}`,
+    paidRecordBase: `http://127.0.0.1:${paidRecord.info['port']}`,
     bare402Url: `http://127.0.0.1:${bare402.info['port']}/p/bench/paid`,
     lean402Url: `http://127.0.0.1:${lean402.info['port']}/p/bench/paid`,
     x402Url: `http://127.0.0.1:${x402.info['port']}/p/bench/paid`,
@@ -270,8 +279,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
  * anything is timed, it must refuse a request without payment, a proof whose token was
  * altered and a proof sent for another request, serve a real one, and replay it.
  */
-export async function checkMinimalPaid(stack: Stack, proofHeader: string, path: string): Promise<void> {
-  const url = `${stack.paidFloorBase}${path}`;
+export async function checkMinimalPaid(base: string, proofHeader: string, path: string): Promise<void> {
+  const url = `${base}${path}`;
   const ask = async (u: string, header?: string) => {
     const res = await fetch(u, header ? { headers: { 'x-payment': header } } : {});
     return { status: res.status, body: await res.text() };
@@ -299,12 +308,12 @@ export async function checkMinimalPaid(stack: Stack, proofHeader: string, path: 
   if (first.status !== 200 || again.status !== 200 || again.body !== first.body) {
     throw new Error(`minimal paid server: a real proof answered ${first.status}, its replay ${again.status}`);
   }
-  await resetMinimalPaid(stack);
+  await resetMinimalPaid(base);
 }
 
-/** Empties the minimal paid server's redemptions, so the same proofs are new to it again. */
-export async function resetMinimalPaid(stack: Pick<Stack, 'paidFloorBase'>): Promise<void> {
-  const reset = await fetch(`${stack.paidFloorBase}/__reset`, { method: 'POST' });
+/** Empties a minimal paid server's redemptions (its base URL), so the same proofs are new to it again. */
+export async function resetMinimalPaid(base: string): Promise<void> {
+  const reset = await fetch(`${base}/__reset`, { method: 'POST' });
   if (!reset.ok) throw new Error(`minimal paid server: reset answered ${reset.status}`);
 }
 

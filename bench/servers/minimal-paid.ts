@@ -20,6 +20,13 @@
  * Not a product: no leases renewed, no retries, no refunds, one endpoint. Fewer indexes than
  * the gateway's table (only the two unique keys). `POST /__reset` empties its table between
  * runs, so the bench can hand it the same proofs again.
+ *
+ * With `BENCH_RECORD=tollgate` it keeps its redemptions in the gateway's own store instead
+ * (openStore on SQLite: the gateway's table with its lease, retry budget and read model, its
+ * group commit, WAL sync and background checkpoints), through the calls settlement makes: the
+ * look-up by transaction, the claim with the gateway's inputs, the completion with the
+ * answer's headers. The same server otherwise: the bench runs both, so what the gateway's
+ * redemption record costs a paid request is measured in the same rounds.
  */
 import { createHash, createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
@@ -28,7 +35,7 @@ import { memoForNonce, requestHasher, USDC_SOLANA_MINT } from '@tollgate/protoco
 import { Pool } from 'undici';
 import { deriveKey } from '../../packages/gateway/src/crypto/keys.ts';
 import { announce, exitOnSignal } from './announce.ts';
-import { openMinimalRecord } from './minimal-record.ts';
+import { openPaidRecord, type PaidRecord, type Wire } from './paid-record.ts';
 
 const env = (k: string): string => {
   const v = process.env[k];
@@ -47,20 +54,14 @@ const kid = derived.kid;
 // A KeyObject made once: createHmac with raw key bytes would make one per call.
 const tokenKey = createSecretKey(derived.key);
 
-// ---- storage: SQLite, group commit (minimal-record.ts) ----
-const { db, insertClaim, complete, byTx, durably, pending } = openMinimalRecord(env('BENCH_DB_FILE'));
+// ---- storage: SQLite, group commit (minimal-record.ts), or the gateway's store (paid-record.ts) ----
+const record: PaidRecord = await openPaidRecord(
+  process.env['BENCH_RECORD'] ?? 'minimal',
+  env('BENCH_DB_FILE'),
+);
 
 // ---- checks ----
 const STD_B64 = /^[A-Za-z0-9+/]*={0,2}$/;
-type Wire = {
-  s: string;
-  n: string;
-  h: string;
-  e: number;
-  p: string;
-  f: string;
-  o: { c: string; w: string; a?: string; s: [number, string, string][] }[];
-};
 const hashers = new Map<string, ReturnType<typeof requestHasher>>();
 
 function refuse(res: ServerResponse, status: number, code: string): void {
@@ -142,7 +143,7 @@ async function handle(req: import('node:http').IncomingMessage, res: ServerRespo
   if (req.method === 'POST' && url === '/__reset') {
     // Only once no paid request is in flight: one finishing later would claim into the next run.
     while (inFlight > 0) await new Promise((r) => setTimeout(r, 10));
-    db.exec('DELETE FROM redemptions');
+    await record.reset();
     return refuse(res, 200, 'reset');
   }
   const header = req.headers['x-payment'];
@@ -201,27 +202,29 @@ async function handle(req: import('node:http').IncomingMessage, res: ServerRespo
     JSON.stringify({ success: true, chain: 'solana', network: proof['network'], txHashOrDigest: sig, payer }),
   ).toString('base64');
 
-  const known = byTx.get(sig) as
-    | { state: string; nonce: string; response_status: number; response_body: Uint8Array }
-    | undefined;
+  const known = await record.known(sig, String(proof['network']));
   if (known) {
-    // Nothing is answered from a row a crash could still take back: wait for the next sync.
-    if (pending()) await durably(() => 0);
     if (known.nonce !== w.n) return refuse(res, 402, 'transaction_already_used');
-    if (known.state !== 'delivered') return refuse(res, 409, 'payment_in_progress');
-    return send(res, known.response_status, Buffer.from(known.response_body), receipt);
+    if (known.response === null) return refuse(res, 409, 'payment_in_progress');
+    return send(res, known.response.status, known.response.body, receipt);
   }
   const tx = await getTransaction(sig);
   if (!tx) return refuse(res, 409, 'payment_pending');
   if (!pays(tx, sig, payer, w) || (tx['blockTime'] ?? 0) * 1000 > w.e + 60_000) {
     return refuse(res, 402, 'payment_invalid');
   }
-  const claimed = await durably(() => Number(insertClaim.run(sig, w.n, w.h, payer, Date.now()).changes));
-  if (claimed !== 1) return refuse(res, 409, 'payment_in_progress');
+  const claim = await record.claim({
+    sig,
+    payer,
+    network: String(proof['network']),
+    requirementId: String(proof['paymentRequirementId']),
+    w,
+  });
+  if (claim === null) return refuse(res, 409, 'payment_in_progress');
 
   const up = await upstream.request({ path: UPSTREAM_PATH, method: 'GET' });
   const body = Buffer.from(await up.body.arrayBuffer());
-  await durably(() => Number(complete.run(up.statusCode, body, sig).changes));
+  await record.complete(claim, up.statusCode, up.headers, body);
   send(res, up.statusCode, body, receipt);
 }
 
@@ -247,5 +250,5 @@ server.listen(0, '127.0.0.1', () => announce({ port: (server.address() as Addres
 exitOnSignal(async () => {
   await new Promise((r) => server.close(r));
   await Promise.all([upstream.close(), rpc.close()]);
-  db.close();
+  await record.close();
 });
