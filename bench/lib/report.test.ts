@@ -55,7 +55,7 @@ describe('paidYardstick', () => {
       'note    the paid work alone (minimal paid server): 0.24× minimal forwarder, 526 µs/req; the gateway 0.51× of it (CPU 2.10×)',
     );
     expect(withRecord).toContain("the paid work with Tollgate's redemption record");
-    expect(withRecord).toContain('0.16× minimal forwarder, 837 µs/req (1.59× the CPU of its own record)');
+    expect(withRecord).toContain("0.16× minimal forwarder, 837 µs/req (1.59× the minimal paid server's CPU)");
     expect(withRecord).toContain('the gateway 0.73× of it (CPU 1.38×)');
   });
 

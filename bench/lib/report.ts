@@ -213,7 +213,7 @@ export function paidYardstick(summaries: ScenarioSummary[]): string | null {
     `${line}\n` +
     `note    the paid work with Tollgate's redemption record (the same server, the gateway's store): ` +
     `${f(record.ratios['floor']!)}× minimal forwarder, ${f(record.cpuUsPerReq, 0)} µs/req ` +
-    `(${f(record.cpuRatios['paidfloor']!)}× the CPU of its own record); the gateway ${f(ours.ratios['paidrecord']!)}× of it ` +
+    `(${f(record.cpuRatios['paidfloor']!)}× the minimal paid server's CPU); the gateway ${f(ours.ratios['paidrecord']!)}× of it ` +
     `(CPU ${f(ours.cpuRatios['paidrecord']!)}×)`
   );
 }
