@@ -20,8 +20,6 @@ export function scenarios(stack: Stack, supply: ProofSupply, database: string, d
   const up = { name: 'upstream', pid: stack.upstream.pid };
   const ngx = { name: 'nginx', pid: stack.nginx.pid, tree: true };
   const chain = { name: 'chains', pid: stack.chains.pid };
-  const paidFloorSupply: ProofSupply = { ...supply };
-  const paidRecordSupply: ProofSupply = { ...supply };
   const forward = (path: string): Config[] => [
     {
       key: 'gateway',
@@ -55,26 +53,40 @@ export function scenarios(stack: Stack, supply: ProofSupply, database: string, d
       expect: 'ok',
     },
   ];
-  // The paid work with the gateway's redemption record: only beside a gateway on SQLite, the
-  // database it keeps that record in (bench/servers/paid-record.ts).
+  /**
+   * A minimal paid server (bench/servers/minimal-paid.ts). It takes the same proofs, from the
+   * first, each run: it keeps its own redemptions, and before each run forgets those it made.
+   */
+  const minimalPaid = (
+    key: string,
+    label: string,
+    base: string,
+    server: { name: string; pid: number },
+  ): Config => {
+    const proofs: ProofSupply = { ...supply };
+    return {
+      key,
+      label,
+      url: `${base}${supply.path}`,
+      server,
+      others: [up, chain],
+      expect: 'ok',
+      proofs,
+      before: async () => {
+        proofs.next = 1;
+        await resetMinimalPaid(base);
+      },
+    };
+  };
+  // With the gateway's redemption record (BENCH_RECORD=tollgate): only beside a gateway on
+  // SQLite, the database it keeps that record in (bench/servers/paid-record.ts).
   const paidRecord: Config[] =
     database === 'SQLite'
       ? [
-          {
-            key: 'paidrecord',
-            label: "minimal paid, Tollgate's record",
-            url: `${stack.paidRecordBase}${supply.path}`,
-            server: { name: 'minimal-paid-record', pid: stack.paidRecord.pid },
-            others: [up, chain],
-            expect: 'ok',
-            // The same again, its redemptions kept in the gateway's store (SQLite; the keys of the
-            // rows written are freed before each run, the rows stay).
-            proofs: paidRecordSupply,
-            before: async () => {
-              paidRecordSupply.next = 1;
-              await resetMinimalPaid(stack.paidRecordBase);
-            },
-          },
+          minimalPaid('paidrecord', "minimal paid, Tollgate's record", stack.paidRecordBase, {
+            name: 'minimal-paid-record',
+            pid: stack.paidRecord.pid,
+          }),
         ]
       : [];
   return [
@@ -138,20 +150,10 @@ export function scenarios(stack: Stack, supply: ProofSupply, database: string, d
           expect: 'ok',
           proofs: supply,
         },
-        {
-          key: 'paidfloor',
-          label: 'minimal paid server, SQLite',
-          url: `${stack.paidFloorBase}${supply.path}`,
-          server: { name: 'minimal-paid', pid: stack.paidFloor.pid },
-          others: [up, chain],
-          expect: 'ok',
-          // The same proofs, from the first, against an emptied table: it keeps its own redemptions.
-          proofs: paidFloorSupply,
-          before: async () => {
-            paidFloorSupply.next = 1;
-            await resetMinimalPaid(stack.paidFloorBase);
-          },
-        },
+        minimalPaid('paidfloor', 'minimal paid server, SQLite', stack.paidFloorBase, {
+          name: 'minimal-paid',
+          pid: stack.paidFloor.pid,
+        }),
         ...paidRecord,
         {
           key: 'nginx',
