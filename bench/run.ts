@@ -190,7 +190,7 @@ async function main(opts: BenchOptions): Promise<void> {
     }
 
     const profiles = opts.profile ? await profileGateway(live, defs, base) : undefined;
-    const natives = opts.perf ? await nativeProfiles(defs, base, dir) : undefined;
+    const natives = opts.perf ? await nativeProfiles(defs, base, dir, opts.perfPair) : undefined;
 
     // The soaks come last. They read the heap after forced full collections (gc()), which leave
     // V8 in a state where streamed Buffers are reclaimed by mark-compacts again for a while (a

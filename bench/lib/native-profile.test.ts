@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { attribute, CATEGORIES, functionName, parsePerfScript } from './native-profile.ts';
+import {
+  attribute,
+  CATEGORIES,
+  formatNative,
+  functionName,
+  type NativeProfile,
+  parsePerfScript,
+} from './native-profile.ts';
+import { perfPairOf } from './options.ts';
 
 const PID = 4242;
 /**
@@ -104,5 +112,56 @@ describe('native profile', () => {
     expect(p.categories['undici (the upstream client)']).toBe(10);
     expect(p.functions).toEqual([]);
     expect(p.kernelSeen).toBe(false);
+  });
+});
+
+describe('native profile side by side', () => {
+  const profile = (server: string, cpuUsPerReq: number): NativeProfile => ({
+    server,
+    cpuUsPerReq,
+    rps: 1000,
+    samples: 1000,
+    categories: Object.fromEntries(CATEGORIES.map(([name]) => [name, cpuUsPerReq / CATEGORIES.length])),
+    functions: [],
+    kernelSeen: true,
+    threads: [],
+  });
+
+  it('heads the first column Tollgate when the gateway is profiled', () => {
+    const text = formatNative(
+      'paid',
+      profile('Tollgate paid, SQLite', 900),
+      profile('minimal paid server, SQLite', 600),
+    );
+    expect(text.split('\n')[1]).toMatch(
+      /Tollgate\s+baseline\s+difference\s+\(baseline: minimal paid server, SQLite\)$/,
+    );
+    expect(text).toContain('+300.0');
+  });
+
+  it('names the subject when another configuration is profiled (--perf-pair)', () => {
+    const text = formatNative(
+      'paid',
+      profile("minimal paid, Tollgate's record", 750),
+      profile('minimal paid server, SQLite', 600),
+      12,
+      false,
+    );
+    expect(text.split('\n')[1]).toMatch(
+      /subject\s+baseline\s+difference\s+\(subject: minimal paid, Tollgate's record; baseline: minimal paid server, SQLite\)$/,
+    );
+    expect(text.split('\n')[1]).not.toContain('Tollgate ');
+  });
+});
+
+describe('--perf-pair', () => {
+  it('reads the subject and the baseline, subject first', () => {
+    expect(perfPairOf('paidrecord:paidfloor')).toEqual({ subject: 'paidrecord', baseline: 'paidfloor' });
+    expect(perfPairOf(undefined)).toBeNull();
+  });
+
+  it('refuses anything but two different configuration keys', () => {
+    for (const bad of ['paidrecord', 'a:a', 'a:b:c', ':b', 'gate way:b'])
+      expect(() => perfPairOf(bad)).toThrow(/--perf-pair/);
   });
 });

@@ -236,13 +236,20 @@ export async function profileRun(
 }
 
 /** The two profiles side by side, and each one's largest own functions. */
-export function formatNative(title: string, gw: NativeProfile, base: NativeProfile, top = 12): string {
+export function formatNative(
+  title: string,
+  gw: NativeProfile,
+  base: NativeProfile,
+  top = 12,
+  /** False when the first profile is another configuration than the gateway (--perf-pair). */
+  gateway = true,
+): string {
   const w = Math.max(...CATEGORIES.map(([n]) => n.length), 32);
   const col = (s: string) => s.padStart(12);
   const num = (v: number) => col(v.toFixed(1));
   const lines = [
     `native profile (Linux perf, every thread), ${title}: CPU µs per request`,
-    `${''.padEnd(w)}${col('Tollgate')}${col('baseline')}${col('difference')}   (baseline: ${base.server})`,
+    `${''.padEnd(w)}${col(gateway ? 'Tollgate' : 'subject')}${col('baseline')}${col('difference')}   (${gateway ? '' : `subject: ${gw.server}; `}baseline: ${base.server})`,
   ];
   for (const [name] of CATEGORIES) {
     const a = gw.categories[name]!;
@@ -297,12 +304,14 @@ export async function nativeProfiles(
   defs: ScenarioDef[],
   o: ScenarioOptions,
   dir: string,
+  pair: { subject: string; baseline: string } | null = null,
 ): Promise<Record<string, { gateway: NativeProfile; baseline: NativeProfile }>> {
   const out: Record<string, { gateway: NativeProfile; baseline: NativeProfile }> = {};
   for (const def of defs) {
-    const gw = def.configs.find((c) => c.key === 'gateway')!;
-    const lean = def.configs.find((c) => c.key === LEANEST[def.key]);
-    if (!lean) continue;
+    // --perf-pair: two other configurations of the scenario, where it has both.
+    const gw = def.configs.find((c) => c.key === (pair?.subject ?? 'gateway'));
+    const lean = def.configs.find((c) => c.key === (pair?.baseline ?? LEANEST[def.key]));
+    if (!gw || !lean) continue;
     if (gw.proofs && gw.proofs.next > gw.proofs.total) {
       o.log(`native profile ${def.title}: skipped, no proofs left`);
       continue;
@@ -323,7 +332,7 @@ export async function nativeProfiles(
         continue;
       }
       out[def.key] = { gateway: profiles[0]!, baseline: profiles[1]! };
-      console.log(`\n${formatNative(def.title, profiles[0]!, profiles[1]!)}`);
+      console.log(`\n${formatNative(def.title, profiles[0]!, profiles[1]!, 12, gw.key === 'gateway')}`);
     } catch (err) {
       o.log(`native profile ${def.title}: failed, skipped: ${(err as Error).message.split('\n')[0]}`);
     }

@@ -13,6 +13,8 @@ export interface BenchOptions {
   profile: boolean;
   /** Afterwards, the gateway and each scenario's leanest baseline sampled with Linux perf (native-profile.ts). */
   perf: boolean;
+  /** With --perf: which two configurations to compare instead (config keys), in the scenarios that have both. */
+  perfPair: { subject: string; baseline: string } | null;
   logLevel: string;
   serverCpu: string;
   upstreamCpu: string;
@@ -44,6 +46,9 @@ const HELP = `npm run bench -- [options]
   --perf                  afterwards, one more run per scenario of the gateway and of its leanest
                           baseline under Linux perf (every thread, kernel and native code included):
                           where each one's CPU per request goes, side by side (needs perf: linux-perf)
+  --perf-pair A:B         with --perf, compare configuration A against B instead (their keys, in the
+                          scenarios that have both), e.g. paidrecord:paidfloor (the minimal paid server
+                          with Tollgate's record against it with its own) or gateway:paidrecord
   --log-level L           gateway LOG_LEVEL (default info, the production default)
   --upstream-cpu C        CPU of the upstream (default 0, shared with the server under test)
   --postgres              gateway on a private PostgreSQL cluster (initdb in the temp dir, pinned beside it)
@@ -78,6 +83,15 @@ export function exitOnHelp(wanted: boolean | undefined, help: string): void {
   process.exit(0);
 }
 
+/** `--perf-pair A:B`: two configuration keys (letters and digits), subject first. */
+export function perfPairOf(v: string | undefined): BenchOptions['perfPair'] {
+  if (v === undefined) return null;
+  const m = /^([a-z0-9]+):([a-z0-9]+)$/i.exec(v);
+  if (!m || m[1] === m[2])
+    throw new Error(`bad --perf-pair ${v} (expected two different configuration keys, A:B)\n${HELP}`);
+  return { subject: m[1]!, baseline: m[2]! };
+}
+
 export function parseOptions(argv: string[]): BenchOptions {
   const { values } = parseArgs({
     args: argv,
@@ -91,6 +105,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       'payment-budget': { type: 'string' },
       profile: { type: 'boolean', default: false },
       perf: { type: 'boolean', default: false },
+      'perf-pair': { type: 'string' },
       'log-level': { type: 'string' },
       'upstream-cpu': { type: 'string' },
       'database-url': { type: 'string' },
@@ -117,6 +132,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     paymentBudgetS: num(values['payment-budget'], quick ? 20 : 45, 1),
     profile: values.profile === true,
     perf: values.perf === true,
+    perfPair: perfPairOf(values['perf-pair']),
     logLevel: values['log-level'] ?? 'info',
     serverCpu: '0',
     upstreamCpu: values['upstream-cpu'] ?? '0',
