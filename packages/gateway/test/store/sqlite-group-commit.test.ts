@@ -126,6 +126,7 @@ describe('sqlite group commit', () => {
     const sdb = new Kysely<Db>({
       dialect: new NodeSqliteDialect({ database: stuck, log: { error: leftOpen } }),
     });
+    leftOpen.mockClear();
     await sdb.insertInto('items').values({ id: 1, label: 'taken', qty: 1 }).execute();
     const results = await Promise.allSettled([
       sdb.updateTable('items').set({ qty: 5 }).where('id', '=', 1).execute(),
@@ -135,7 +136,16 @@ describe('sqlite group commit', () => {
     // Whatever was acknowledged is on the file for another connection; nothing else is.
     expect(results[0]!.status === 'fulfilled').toBe(qty === 5);
     expect(results[1]!.status).toBe('rejected');
-    await sdb.destroy();
+    // The handle stays inside that transaction: no read may see its uncommitted rows, no later
+    // write may run, and the operator is told once (the store's ping fails: readiness is down).
+    await expect(sdb.selectFrom('items').select('qty').execute()).rejects.toThrow(/could not be rolled back/);
+    await expect(sql`select 1`.execute(sdb)).rejects.toThrow(/could not be rolled back/);
+    await expect(sdb.insertInto('items').values({ id: 9, label: 'later', qty: 1 }).execute()).rejects.toThrow(
+      /could not be rolled back/,
+    );
+    expect(leftOpen).toHaveBeenCalledTimes(1);
+    expect(leftOpen.mock.calls[0]![1]).toMatch(/ROLLBACK failed/);
+    await sdb.destroy().catch(() => undefined);
   });
 
   it('gives each of two racing conditional inserts its own answer (the second sees the first)', async () => {

@@ -165,6 +165,11 @@ class NodeSqliteDriver implements Driver {
       },
       durability,
       this.#checkpoints,
+      (err) =>
+        this.#log?.error(
+          { err },
+          'SQLite: a group commit ROLLBACK failed and left its transaction open; the store refuses every statement until the gateway restarts',
+        ),
     );
   }
 
@@ -304,6 +309,10 @@ class NodeSqliteConnection implements DatabaseConnection {
       return result;
     }
     if (isBatchableWrite(sqlText)) return this.#executor.write<R>(sqlText, params);
+    // A handle stuck inside a transaction it could not roll back answers nothing: a read
+    // would see rows that were never committed (group-commit.ts #stuck).
+    const unusable = this.#executor.unusable();
+    if (unusable) throw unusable;
     // After a failed WAL sync nothing more is written: a transaction or a lone write could
     // commit, with its caller told it failed.
     const readOnly = READ_ONLY.test(sqlText);
@@ -337,6 +346,8 @@ class NodeSqliteConnection implements DatabaseConnection {
   }
 
   async *streamQuery<R>(compiledQuery: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    const unusable = this.#executor.unusable();
+    if (unusable) throw unusable;
     const release = this.#release ? null : await this.#mutex.lock();
     try {
       // Under the lock no commit can follow: wait for those made so far (a transaction's BEGIN did).

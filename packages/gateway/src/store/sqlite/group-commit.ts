@@ -52,16 +52,32 @@ export class SqliteExecutor {
   readonly #durability: Durability;
   readonly #checkpoints: Checkpoints;
 
+  readonly #onStuck: (err: Error) => void;
+
   constructor(
     db: DatabaseSync,
     whenFree: (flush: () => void) => void,
     durability: Durability,
     checkpoints: Checkpoints,
+    onStuck: (err: Error) => void = () => {},
   ) {
     this.#db = db;
     this.#whenFree = whenFree;
     this.#durability = durability;
     this.#checkpoints = checkpoints;
+    this.#onStuck = onStuck;
+  }
+
+  /**
+   * Set for good when a batch's ROLLBACK failed and left its transaction open on the handle:
+   * a read would see the batch's uncommitted rows and a write would join it, so nothing runs
+   * on the handle any more (until the gateway restarts and SQLite recovers from the file).
+   */
+  #stuck: Error | null = null;
+
+  /** Why no statement at all may run on the handle, reads included, or null. */
+  unusable(): Error | null {
+    return this.#stuck;
   }
 
   /** Commits made through this handle, and how many of them are known to be on disk. */
@@ -105,9 +121,9 @@ export class SqliteExecutor {
     return this.#committed > this.#synced ? this.durable() : null;
   }
 
-  /** Why no statement that writes may run any more (wal-sync.ts), or null. */
+  /** Why no statement that writes may run any more (wal-sync.ts, or the handle is stuck), or null. */
   failure(): Error | null {
-    return this.#durability.failure?.() ?? null;
+    return this.#stuck ?? this.#durability.failure?.() ?? null;
   }
 
   get db(): DatabaseSync {
@@ -197,10 +213,12 @@ export class SqliteExecutor {
   }
 
   /**
-   * True when the batch committed; false when it did not (and nothing of it stayed). The
+   * True when the batch committed; false when it did not (and nothing of it stayed, unless
+   * its ROLLBACK failed: then the handle is stuck, see #stuck). The
    * writes first run one after the other in one transaction; only if one of them fails is
    * it all rolled back and run again with a SAVEPOINT around each write, so the failing
-   * one is undone alone (a savepoint pair cost about 3 µs a write, on every write).
+   * one is undone alone. Savepoints on every write cost a paid request about 40 µs of the store's
+   * 190 (bench:store, ninth session): their own statements and the statement journal they keep.
    */
   #runBatched(batch: Pending[]): boolean {
     return this.#runInOne(batch, false) ?? this.#runInOne(batch, true) === true;
@@ -254,8 +272,14 @@ export class SqliteExecutor {
     if (this.#db.isTransaction) {
       try {
         this.run('rollback', []);
-      } catch {
-        // nothing stayed either way
+      } catch (err) {
+        // SQLite rolls back on its own after some failures: only an open transaction is stuck.
+        if (this.#db.isTransaction) {
+          this.#stuck = new Error('the SQLite handle is inside a transaction that could not be rolled back', {
+            cause: err,
+          });
+          this.#onStuck(this.#stuck);
+        }
       }
     }
     for (const p of batch) {
@@ -269,8 +293,8 @@ export class SqliteExecutor {
   #runAlone(p: Pending): void {
     // A batch whose ROLLBACK failed left its transaction open: a write run now would join it,
     // and be acknowledged without ever being committed.
-    if (this.#db.isTransaction) {
-      p.error = new Error('the SQLite handle is inside a transaction that could not be rolled back');
+    if (this.#stuck) {
+      p.error = this.#stuck;
       p.done = true;
       return;
     }
