@@ -1,10 +1,9 @@
 import { type ChainId, ChainUnavailableError } from './chain.ts';
 
 /**
- * A deadline for one chain call. `AbortSignal.timeout(ms)` keeps its timer and its signal
- * alive for the whole `ms` after the call answered (10 s per verification RPC: thousands of
- * them live under load, each outliving the young generation); this one's timer goes when
- * the call settles. It aborts the same way: a `TimeoutError` DOMException as the reason.
+ * A deadline for one chain call. `AbortSignal.timeout(ms)` keeps its timer for the whole
+ * `ms` after the call answered (10 s per verification RPC: thousands of them pending under
+ * load, each outliving the young generation); this one's timer goes when the call settles. It aborts the same way: a `TimeoutError` DOMException as the reason.
  */
 export async function withDeadline<T>(ms: number, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();

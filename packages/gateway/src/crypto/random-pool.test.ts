@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { randomText } from './random-pool.ts';
 
 describe('randomText', () => {
@@ -10,8 +10,39 @@ describe('randomText', () => {
   it('never repeats a value across refills of the pool', () => {
     // 2000 × 16 bytes is almost eight pools: every refill boundary is crossed, odd sizes included.
     const seen = new Set<string>();
-    for (let i = 0; i < 2000; i++) seen.add(randomText(i % 3 === 0 ? 13 : 16, 'hex'));
+    for (let i = 0; i < 2000; i++) {
+      const size = i % 3 === 0 ? 13 : 16;
+      const value = randomText(size, 'hex');
+      expect(value).toHaveLength(size * 2);
+      seen.add(value);
+    }
     expect(seen.size).toBe(2000);
+  });
+
+  it('hands out each byte of a fill once, and no value across two fills', async () => {
+    // Each fill writes its own number into every byte: a value's bytes say which fill it came from.
+    vi.resetModules();
+    let fills = 0;
+    vi.doMock('node:crypto', async (original) => ({
+      ...(await original<typeof import('node:crypto')>()),
+      randomFillSync: (b: Buffer) => b.fill(++fills),
+    }));
+    try {
+      const { randomText: fromFills } = await import('./random-pool.ts');
+      const handedOut = new Map<number, number>();
+      for (let i = 0; i < 2000; i++) {
+        const size = i % 3 === 0 ? 13 : 8;
+        const value = Buffer.from(fromFills(size, 'hex'), 'hex');
+        expect(value).toHaveLength(size);
+        expect(new Set(value).size).toBe(1);
+        handedOut.set(value[0]!, (handedOut.get(value[0]!) ?? 0) + size);
+      }
+      expect(fills).toBeGreaterThan(3);
+      for (const bytes of handedOut.values()) expect(bytes).toBeLessThanOrEqual(4096);
+    } finally {
+      vi.doUnmock('node:crypto');
+      vi.resetModules();
+    }
   });
 
   it('refuses a size the pool cannot give', () => {

@@ -100,7 +100,7 @@ function acceptsOf(quote: Quote, memo: string): AcceptOption[] {
   return base.map((a) => ({ ...a, memo }));
 }
 
-/** A 128-bit nonce (crypto/random-pool.ts: one getrandom call per 4 KB of them and of the ids). */
+/** A 128-bit nonce (crypto/random-pool.ts: one randomFillSync per 4 KB of them and of the ids). */
 export function newNonce(): string {
   return randomText(16, 'base64url');
 }

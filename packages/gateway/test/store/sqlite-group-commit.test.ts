@@ -104,6 +104,53 @@ describe('sqlite group commit', () => {
     ]);
   });
 
+  it('runs a clean batch without savepoints, and a batch with a failing write once more with them, in one commit', async () => {
+    // Counts the statements the executor runs on its handle (it prepares each text once).
+    const real = new DatabaseSync(file);
+    const ran = new Map<string, number>();
+    const counted = new Proxy(real, {
+      get(target, prop) {
+        if (prop === 'prepare')
+          return (text: string) => {
+            const stmt = target.prepare(text);
+            return new Proxy(stmt, {
+              get(t, p) {
+                const v = Reflect.get(t, p, t);
+                if (p !== 'run' && p !== 'all') return typeof v === 'function' ? v.bind(t) : v;
+                return (...args: unknown[]) => {
+                  ran.set(text, (ran.get(text) ?? 0) + 1);
+                  return (v as (...a: unknown[]) => unknown).apply(t, args);
+                };
+              },
+            });
+          };
+        const v = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const cdb = new Kysely<Db>({ dialect: new NodeSqliteDialect({ database: counted }) });
+    const count = (text: string) => ran.get(text) ?? 0;
+    await Promise.all([
+      cdb.insertInto('items').values({ id: 1, label: 'a', qty: 1 }).execute(),
+      cdb.insertInto('items').values({ id: 2, label: 'b', qty: 1 }).execute(),
+    ]);
+    expect(count('savepoint group_write')).toBe(0);
+    expect(count('commit')).toBe(1);
+
+    ran.clear();
+    const results = await Promise.allSettled([
+      cdb.insertInto('items').values({ id: 3, label: 'a', qty: 1 }).execute(),
+      cdb.insertInto('items').values({ id: 4, label: 'c', qty: 1 }).execute(),
+      cdb.insertInto('items').values({ id: 5, label: 'd', qty: 1 }).execute(),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
+    // The first pass rolled back, the second put each write in a savepoint and committed once.
+    expect(count('rollback')).toBe(1);
+    expect(count('savepoint group_write')).toBe(3);
+    expect(count('commit')).toBe(1);
+    await cdb.destroy();
+  });
+
   it('acknowledges no write of a batch whose rollback failed: none runs inside the transaction left open', async () => {
     // A handle whose ROLLBACK fails, leaving the batch's transaction open.
     const real = new DatabaseSync(file);
