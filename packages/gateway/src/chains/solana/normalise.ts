@@ -65,14 +65,14 @@ function atomic(v: unknown, what: string): bigint {
  */
 const at = (what: string, i: number, field: string) => `${what}[${i}]${field}`;
 
+/** obj() of a list entry (or of its field). */
 function objAt(v: unknown, what: string, i: number, field = ''): Obj {
-  if (!isObj(v)) throw new SolanaShapeError(`${at(what, i, field)} is not an object`);
-  return v;
+  return isObj(v) ? v : obj(v, at(what, i, field));
 }
 
+/** arr() of a list entry's field. */
 function arrAt(v: unknown, what: string, i: number, field: string): unknown[] {
-  if (!Array.isArray(v)) throw new SolanaShapeError(`${at(what, i, field)} is not an array`);
-  return v;
+  return Array.isArray(v) ? v : arr(v, at(what, i, field));
 }
 
 /** int() of a list entry's field: the common case (a plain number) without naming it. */
@@ -161,26 +161,28 @@ export function normaliseSolanaTransaction(raw: unknown, opts: NormaliseOptions)
   );
 
   const authorities = new Set<string>();
-  for (const ix of [...topLevel, ...inner]) {
-    const i = obj(ix, 'instruction');
-    if (typeof i['programId'] !== 'string' || !SOLANA_TOKEN_PROGRAMS.includes(i['programId'])) continue;
-    if (!isObj(i['parsed'])) {
-      // Unparsed but touching the asset (its mint or an account holding it): it might move it.
-      const accounts = Array.isArray(i['accounts']) ? i['accounts'] : [];
-      if (accounts.some((a) => a === opts.mint || mintOfAccount.get(String(a)) === opts.mint)) {
-        authorities.add(UNKNOWN_AUTHORITY);
+  for (const list of [topLevel, inner])
+    for (const ix of list) {
+      const i = obj(ix, 'instruction');
+      if (typeof i['programId'] !== 'string' || !SOLANA_TOKEN_PROGRAMS.includes(i['programId'])) continue;
+      if (!isObj(i['parsed'])) {
+        // Unparsed but touching the asset (its mint or an account holding it): it might move it.
+        const accounts = Array.isArray(i['accounts']) ? i['accounts'] : [];
+        if (accounts.some((a) => a === opts.mint || mintOfAccount.get(String(a)) === opts.mint)) {
+          authorities.add(UNKNOWN_AUTHORITY);
+        }
+        continue;
       }
-      continue;
+      const type = i['parsed']['type'];
+      if (typeof type !== 'string' || !TRANSFER_TYPES.has(type)) continue;
+      const rawInfo = i['parsed']['info'];
+      const info = isObj(rawInfo) ? rawInfo : obj(rawInfo, `${type}.info`);
+      const mint =
+        typeof info['mint'] === 'string' ? info['mint'] : mintOfAccount.get(String(info['source']));
+      if (mint !== undefined && mint !== opts.mint) continue;
+      const authority = info['authority'] ?? info['multisigAuthority'];
+      authorities.add(typeof authority === 'string' ? authority : UNKNOWN_AUTHORITY);
     }
-    const type = i['parsed']['type'];
-    if (typeof type !== 'string' || !TRANSFER_TYPES.has(type)) continue;
-    const rawInfo = i['parsed']['info'];
-    const info = isObj(rawInfo) ? rawInfo : obj(rawInfo, `${type}.info`);
-    const mint = typeof info['mint'] === 'string' ? info['mint'] : mintOfAccount.get(String(info['source']));
-    if (mint !== undefined && mint !== opts.mint) continue;
-    const authority = info['authority'] ?? info['multisigAuthority'];
-    authorities.add(typeof authority === 'string' ? authority : UNKNOWN_AUTHORITY);
-  }
 
   const memos: string[] = [];
   for (const ix of topLevel) {
