@@ -4,6 +4,7 @@
  * share one round, so however often /readyz is polled, each node is asked at most once
  * per `ttlMs`.
  */
+import { withDeadline } from '../deadline.ts';
 
 export interface ReadinessCheck {
   /** Key in the report: `database`, `solana`, `sui`. */
@@ -65,21 +66,8 @@ function reasonOf(e: unknown): string {
 class TimeoutError extends Error {}
 
 /** Runs `step` under a timeout; the signal tells it to stop, the race covers a step that cannot. */
-async function withTimeout(step: (signal: AbortSignal) => Promise<unknown>, ms: number): Promise<void> {
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(new TimeoutError());
-      controller.abort();
-    }, ms);
-  });
-  try {
-    await Promise.race([step(controller.signal), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const withTimeout = (step: (signal: AbortSignal) => Promise<unknown>, ms: number): Promise<unknown> =>
+  withDeadline(ms, step, { race: true, onTimeout: () => new TimeoutError() });
 
 export function createReadiness(checks: readonly ReadinessCheck[], opts: ReadinessOptions) {
   const ttlMs = opts.ttlMs ?? READINESS_TTL_MS;

@@ -6,6 +6,7 @@
  */
 import { ConfigError } from '../config.ts';
 import { describeDatabase, safeUrl } from '../config-checks.ts';
+import { withDeadline } from '../deadline.ts';
 
 export const EXIT = { ok: 0, failed: 1, usage: 64, unavailable: 69, config: 78 } as const;
 
@@ -139,20 +140,6 @@ export function dataDirProblem(dataDir: string, e: unknown): StartupProblem | nu
   );
 }
 
-/** Awaits a startup step, or fails with `onTimeout` after `ms` (a server that never answers). */
-export async function withDeadline<T>(step: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(onTimeout()), ms);
-    timer.unref();
-  });
-  try {
-    return await Promise.race([step, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** How long opening the database may take at start (PostgreSQL on a host that never answers). */
 const DATABASE_DEADLINE_MS = 30_000;
 
@@ -166,9 +153,11 @@ export function openingDatabase<T>(databaseUrl: string, step: Promise<T>): Promi
       EXIT.unavailable,
     );
   };
-  return withDeadline(step, DATABASE_DEADLINE_MS, timeout).catch((e: unknown) => {
-    throw databaseProblem(databaseUrl, e);
-  });
+  return withDeadline(DATABASE_DEADLINE_MS, () => step, { race: true, onTimeout: timeout }).catch(
+    (e: unknown) => {
+      throw databaseProblem(databaseUrl, e);
+    },
+  );
 }
 
 /** A call to a chain node at start: a failure names the variable of its URL. */

@@ -54,8 +54,8 @@ import {
 } from '@mysten/sui/utils';
 import { isValidTransactionSignature } from '@mysten/sui/verify';
 import { suiCaip2 } from '@tollgate/protocol';
+import { withDeadline } from '../../deadline.ts';
 import { ChainUnavailableError } from '../chain.ts';
-import { withDeadline } from '../deadline.ts';
 import type {
   CheckedPayment,
   ExactV2Scheme,

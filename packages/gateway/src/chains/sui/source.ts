@@ -8,9 +8,9 @@ import { GrpcStatusCode, RpcError, SuiGrpcClient } from '@mysten/sui/grpc';
 import { isValidTransactionDigest, normalizeStructTag } from '@mysten/sui/utils';
 /** Chain id (genesis checkpoint digest) that GetServiceInfo reports on Sui mainnet. */
 import { SUI_MAINNET_CHAIN_ID } from '@tollgate/protocol';
+import { withDeadline } from '../../deadline.ts';
 import type { ObservedTransaction, TransactionSource } from '../chain.ts';
 import { ChainUnavailableError } from '../chain.ts';
-import { withDeadline } from '../deadline.ts';
 import type { SuiTransactionResult } from './normalise.ts';
 import { normaliseSuiTransaction } from './normalise.ts';
 
