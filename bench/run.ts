@@ -20,7 +20,7 @@ import { profileGateway, scenarios } from './lib/definitions.ts';
 import { formatGc, takeGc } from './lib/gc-report.ts';
 import { describeMachine } from './lib/machine.ts';
 import { nativeProfiles } from './lib/native-profile.ts';
-import { type BenchOptions, parseOptions } from './lib/options.ts';
+import { type BenchOptions, failureText, parseOptions, UsageError } from './lib/options.ts';
 import { formatPaired, runPaired } from './lib/paired.ts';
 import { preparePayments } from './lib/payments.ts';
 import { startPostgres } from './lib/postgres.ts';
@@ -33,6 +33,7 @@ import {
   paidYardstick,
   type ScenarioSummary,
   summarize,
+  type Target,
 } from './lib/report.ts';
 import { writeResults } from './lib/results.ts';
 import { type ProofSupply, runScenario, type ScenarioOptions, type Watched } from './lib/scenario.ts';
@@ -45,7 +46,60 @@ const started = Date.now();
 const log = (line: string) =>
   console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${line}`);
 
+/** The table, the targets (returned) and the yardsticks' notes of a run. */
+function printResults(
+  summaries: ScenarioSummary[],
+  soaks: SoakResult[],
+  opts: BenchOptions,
+  facilitatorCalls: unknown,
+): Target[] {
+  const targets = designTargets(summaries, soaks);
+  const steal = summaries.reduce((t, s) => t + s.stealSec, 0);
+  console.log(`\n${formatTable(summaries)}\n`);
+  console.log(
+    `Servers on CPU ${opts.serverCpu} (upstream on CPU ${opts.upstreamCpu}), wrk -t1 -c${opts.connections} and the sandbox chains on CPU ${opts.loadCpu}; ` +
+      `${opts.rounds} rounds of ${opts.roundS} s after a ${opts.warmupS} s warm-up; medians; ratios are medians of same-round ratios. ` +
+      `Steal over all runs: ${steal.toFixed(1)} s. @x402/express facilitator stub calls: ${JSON.stringify(facilitatorCalls)}.\n`,
+  );
+  console.log(formatTargets(targets));
+  for (const note of [challengeYardstick(summaries), paidYardstick(summaries)]) if (note) console.log(note);
+  return targets;
+}
+
+/**
+ * `--report FILE`: prints a saved run (a results file this bench wrote) again, its targets
+ * judged by this checkout's rules. Nothing is started or measured.
+ */
+function reprint(file: string): void {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UsageError(`--report: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? e})`);
+  }
+  let saved: {
+    startedAt?: string;
+    machine?: { cpu?: string; node?: string };
+    options?: BenchOptions;
+    scenarios?: ScenarioSummary[];
+    soaks?: SoakResult[];
+    facilitatorCalls?: unknown;
+  };
+  try {
+    saved = JSON.parse(text);
+  } catch {
+    throw new UsageError(`--report: ${file} is not JSON`);
+  }
+  if (saved === null || !Array.isArray(saved.scenarios) || typeof saved.options !== 'object')
+    throw new UsageError(`${file} is not a results file of npm run bench (no scenarios or options)`);
+  console.log(
+    `${file}: the run started ${saved.startedAt ?? '(unknown)'} on ${saved.machine?.cpu ?? '(unknown)'}, Node ${saved.machine?.node ?? '(unknown)'}`,
+  );
+  printResults(saved.scenarios, saved.soaks ?? [], saved.options, saved.facilitatorCalls ?? {});
+}
+
 async function main(opts: BenchOptions): Promise<void> {
+  if (opts.report !== null) return reprint(opts.report);
   const tools = ensureTools(['taskset', 'wrk', 'nginx', ...(opts.perf ? ['perf'] : [])]);
   const machine = describeMachine(tools);
   if (machine.cpus < 2)
@@ -209,17 +263,7 @@ async function main(opts: BenchOptions): Promise<void> {
       }
     }
 
-    const targets = designTargets(summaries, soaks);
-
-    const steal = summaries.reduce((t, s) => t + s.stealSec, 0);
-    console.log(`\n${formatTable(summaries)}\n`);
-    console.log(
-      `Servers on CPU ${opts.serverCpu} (upstream on CPU ${opts.upstreamCpu}), wrk -t1 -c${opts.connections} and the sandbox chains on CPU ${opts.loadCpu}; ` +
-        `${opts.rounds} rounds of ${opts.roundS} s after a ${opts.warmupS} s warm-up; medians; ratios are medians of same-round ratios. ` +
-        `Steal over all runs: ${steal.toFixed(1)} s. @x402/express facilitator stub calls: ${JSON.stringify(stack.facilitator.calls)}.\n`,
-    );
-    console.log(formatTargets(targets));
-    for (const note of [challengeYardstick(summaries), paidYardstick(summaries)]) if (note) console.log(note);
+    const targets = printResults(summaries, soaks, opts, stack.facilitator.calls);
     if (paired.length > 0) console.log(`\n${paired.join('\n')}`);
 
     const out = writeResults('latest.json', started, {
@@ -260,7 +304,7 @@ try {
   await main(parseOptions(process.argv.slice(2)));
   log('done');
 } catch (e) {
-  console.error(`bench failed: ${(e as Error).stack ?? e}`);
+  console.error(`bench failed: ${failureText(e)}`);
   await stopAll();
   process.exitCode = 1;
 }

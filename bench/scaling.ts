@@ -20,6 +20,7 @@ import pg from 'pg';
 import { type BaseStack, startBase } from './lib/base-servers.ts';
 import { spawnPinned, stopAll, stopChildrenOnExit } from './lib/children.ts';
 import { describeMachine, type Machine } from './lib/machine.ts';
+import { failureText } from './lib/options.ts';
 import { preparePayments } from './lib/payments.ts';
 import { startPostgres } from './lib/postgres.ts';
 import { cpuTimes } from './lib/proc.ts';
@@ -566,7 +567,7 @@ try {
   await main(parseScalingOptions(process.argv.slice(2)));
   log('done');
 } catch (e) {
-  console.error(`bench:scaling failed: ${(e as Error).stack ?? e}`);
+  console.error(`bench:scaling failed: ${failureText(e)}`);
   await stopAll();
   process.exitCode = 1;
 }

@@ -32,6 +32,8 @@ export interface BenchOptions {
   only: string[];
   /** More node flags for the gateway alone (an experiment: --trace-opt, a V8 setting). */
   gatewayFlags: string[];
+  /** Print this saved results file again instead of running (`--report FILE`). */
+  report: string | null;
 }
 
 const HELP = `npm run bench -- [options]
@@ -59,7 +61,20 @@ const HELP = `npm run bench -- [options]
   --paired                also run the gateway and each baseline at the same time (a drifting host
                           slows both alike) and print those ratios under the targets
   --gateway-flags="F…"    more node flags for the gateway alone, e.g. --gateway-flags="--trace-opt"; its
-                          stdout (V8's traces, the access lines) goes to gateway.out in the temp dir (--keep)`;
+                          stdout (V8's traces, the access lines) goes to gateway.out in the temp dir (--keep)
+  --report FILE           run nothing: print a saved run again (a results file, e.g. bench/results/latest.json),
+                          its targets judged by this checkout's rules`;
+
+/** A command line or an input file the bench cannot use: printed as its message alone, no stack. */
+export class UsageError extends Error {}
+
+/** What a bench prints when it fails: a usage error's message (parseArgs' own included), else the stack. */
+export function failureText(e: unknown): string {
+  if (e instanceof UsageError) return e.message;
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) return (e as Error).message;
+  return (e as Error | null)?.stack ?? String(e);
+}
 
 /**
  * `num(value, default, min)` for a command line's numeric options: the default when the
@@ -71,7 +86,7 @@ export function numberOption(help: string): (v: string | undefined, d: number, m
     if (v === undefined) return d;
     const n = Number(v);
     if (!Number.isFinite(n) || n < min)
-      throw new Error(`bad option value ${v} (expected a number ≥ ${min})\n${help}`);
+      throw new UsageError(`bad option value ${v} (expected a number ≥ ${min})\n${help}`);
     return n;
   };
 }
@@ -88,7 +103,7 @@ export function perfPairOf(v: string | undefined): BenchOptions['perfPair'] {
   if (v === undefined) return null;
   const m = /^([a-z0-9]+):([a-z0-9]+)$/i.exec(v);
   if (!m || m[1] === m[2])
-    throw new Error(`bad --perf-pair ${v} (expected two different configuration keys, A:B)\n${HELP}`);
+    throw new UsageError(`bad --perf-pair ${v} (expected two different configuration keys, A:B)\n${HELP}`);
   return { subject: m[1]!, baseline: m[2]! };
 }
 
@@ -115,6 +130,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       paired: { type: 'boolean', default: false },
       only: { type: 'string' },
       'gateway-flags': { type: 'string' },
+      report: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -146,5 +162,6 @@ export function parseOptions(argv: string[]): BenchOptions {
     paired: values.paired === true,
     only: (values.only ?? '').split(',').filter(Boolean),
     gatewayFlags: (values['gateway-flags'] ?? '').split(/\s+/).filter(Boolean),
+    report: values.report ?? null,
   };
 }

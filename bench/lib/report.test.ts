@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type ConfigSummary, paidYardstick, type ScenarioSummary } from './report.ts';
+import {
+  type ConfigSummary,
+  paidYardstick,
+  ratioTarget,
+  type ScenarioSummary,
+  tailTargets,
+} from './report.ts';
 
 function config(
   key: string,
@@ -66,5 +72,65 @@ describe('paidYardstick', () => {
 
   it('prints nothing without a paid scenario', () => {
     expect(paidYardstick([])).toBeNull();
+  });
+});
+
+describe('ratioTarget', () => {
+  const gateway = config('gateway', 45, { bare: 0.44, lean402: 0.69 }, { bare: 2.33, lean402: 1.46 });
+  const lean = config('lean402', 32, { bare: 0.6 }, { bare: 1.67 });
+  const bare = config('bare', 19, {}, {});
+  const scenario: ScenarioSummary = {
+    key: '402',
+    title: '402',
+    baselines: ['bare', 'lean402'],
+    configs: [gateway, lean, bare],
+    stealSec: 0,
+    loadCpuBusy: 0.3,
+  };
+
+  it('judges the gateway alone and prints where the same work alone stands against the same baseline', () => {
+    const t = ratioTarget('402 ≥ 0.6× bare', scenario, 'gateway', 'bare', 0.6, ['lean402']);
+    expect(t.holds).toBe(false);
+    expect(t.detail).toBe(
+      '0.44× (target ≥ 0.6×): 1000 vs 1000 req/s median; CPU 45 vs 19 µs/req; the same work alone, same rounds: lean402 0.60×',
+    );
+  });
+
+  it('prints no yardstick that the run did not measure', () => {
+    const t = ratioTarget(
+      '402 ≥ 0.6× bare',
+      { ...scenario, configs: [gateway, bare] },
+      'gateway',
+      'bare',
+      0.6,
+      ['lean402'],
+    );
+    expect(t.detail).not.toContain('same work alone');
+  });
+
+  it('is not measured without the scenario', () => {
+    expect(ratioTarget('x', undefined, 'gateway', 'bare', 0.6).detail).toBe('not measured');
+  });
+});
+
+describe('tailTargets', () => {
+  it("judges only our configurations and prints the other servers' tails from the same rounds", () => {
+    const scenario: ScenarioSummary = {
+      key: 'free',
+      title: 'forward',
+      baselines: ['nginx'],
+      configs: [
+        { ...config('gateway', 70, {}, {}), tail: 4.5 },
+        { ...config('nginx', 19, {}, {}), tail: 2.25 },
+      ],
+      stealSec: 0,
+      loadCpuBusy: 0.3,
+    };
+    const [t, ...rest] = tailTargets([scenario], (k) => k === 'gateway');
+    expect(rest).toHaveLength(0);
+    expect(t!.holds).toBe(false);
+    expect(t!.detail).toBe(
+      'p99/p50 = 4.50 (p50 30.00 ms, p99 90.00 ms); the others, same rounds: nginx 2.25',
+    );
   });
 });

@@ -1,6 +1,6 @@
 /** Settings of `npm run bench:scaling` from the command line. */
 import { parseArgs } from 'node:util';
-import { exitOnHelp, numberOption } from './options.ts';
+import { exitOnHelp, numberOption, UsageError } from './options.ts';
 
 export const PARTS = ['endpoints', 'rows', 'concurrency', 'processes'] as const;
 export type Part = (typeof PARTS)[number];
@@ -64,7 +64,7 @@ export function parseScalingOptions(argv: string[]): ScalingOptions {
   const num = numberOption(HELP);
   const only = (values.only ?? '').split(',').filter(Boolean);
   for (const p of only)
-    if (!(PARTS as readonly string[]).includes(p)) throw new Error(`unknown part ${p}\n${HELP}`);
+    if (!(PARTS as readonly string[]).includes(p)) throw new UsageError(`unknown part ${p}\n${HELP}`);
   const levels = (values.levels ?? '1,4,16,64,256').split(',').map((v) => num(v, 1, 1));
   const roundS = num(values['round-seconds'], quick ? 2 : 4, 2);
   return {
