@@ -20,7 +20,7 @@ import { profileGateway, scenarios } from './lib/definitions.ts';
 import { formatGc, takeGc } from './lib/gc-report.ts';
 import { describeMachine } from './lib/machine.ts';
 import { nativeProfiles } from './lib/native-profile.ts';
-import { type BenchOptions, failureText, parseOptions, UsageError } from './lib/options.ts';
+import { type BenchOptions, failureText, parseOptions } from './lib/options.ts';
 import { formatPaired, runPaired } from './lib/paired.ts';
 import { preparePayments } from './lib/payments.ts';
 import { startPostgres } from './lib/postgres.ts';
@@ -35,7 +35,7 @@ import {
   summarize,
   type Target,
 } from './lib/report.ts';
-import { writeResults } from './lib/results.ts';
+import { readResults, writeResults } from './lib/results.ts';
 import { type ProofSupply, runScenario, type ScenarioOptions, type Watched } from './lib/scenario.ts';
 import { type SoakResult, soak } from './lib/soak.ts';
 import { checkMinimalPaid, type Stack, startStack } from './lib/stack.ts';
@@ -71,27 +71,7 @@ function printResults(
  * judged by this checkout's rules. Nothing is started or measured.
  */
 function reprint(file: string): void {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new UsageError(`--report: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? e})`);
-  }
-  let saved: {
-    startedAt?: string;
-    machine?: { cpu?: string; node?: string };
-    options?: BenchOptions;
-    scenarios?: ScenarioSummary[];
-    soaks?: SoakResult[];
-    facilitatorCalls?: unknown;
-  };
-  try {
-    saved = JSON.parse(text);
-  } catch {
-    throw new UsageError(`--report: ${file} is not JSON`);
-  }
-  if (saved === null || !Array.isArray(saved.scenarios) || typeof saved.options !== 'object')
-    throw new UsageError(`${file} is not a results file of npm run bench (no scenarios or options)`);
+  const saved = readResults(file);
   console.log(
     `${file}: the run started ${saved.startedAt ?? '(unknown)'} on ${saved.machine?.cpu ?? '(unknown)'}, Node ${saved.machine?.node ?? '(unknown)'}`,
   );
