@@ -151,8 +151,8 @@ describe('sqlite group commit', () => {
     await cdb.destroy();
   });
 
-  it('acknowledges no write of a batch whose rollback failed: none runs inside the transaction left open', async () => {
-    // A handle whose ROLLBACK fails, leaving the batch's transaction open.
+  /** A store on a handle whose ROLLBACK fails, leaving its transaction open. */
+  function storeWhoseRollbackFails(): Kysely<Db> {
     const real = new DatabaseSync(file);
     const stuck = new Proxy(real, {
       get(target, prop) {
@@ -170,10 +170,28 @@ describe('sqlite group commit', () => {
         return typeof v === 'function' ? v.bind(target) : v;
       },
     });
-    const sdb = new Kysely<Db>({
-      dialect: new NodeSqliteDialect({ database: stuck, log: { error: leftOpen } }),
-    });
-    leftOpen.mockClear();
+    return new Kysely<Db>({ dialect: new NodeSqliteDialect({ database: stuck, log: { error: leftOpen } }) });
+  }
+
+  /** The handle stays inside the open transaction: nothing reads its rows, nothing joins it, the operator is told once. */
+  async function expectRefusingEverything(sdb: Kysely<Db>): Promise<void> {
+    await expect(sdb.selectFrom('items').select('qty').execute()).rejects.toThrow(/could not be rolled back/);
+    await expect(sql`select 1`.execute(sdb)).rejects.toThrow(/could not be rolled back/);
+    const streamed = async () => {
+      for await (const _row of sdb.selectFrom('items').select('qty').stream()) return 'a row';
+      return 'no row';
+    };
+    await expect(streamed()).rejects.toThrow(/could not be rolled back/);
+    await expect(sdb.insertInto('items').values({ id: 9, label: 'later', qty: 1 }).execute()).rejects.toThrow(
+      /could not be rolled back/,
+    );
+    const stuckLines = leftOpen.mock.calls.filter((c) => /ROLLBACK failed/.test(String(c[1])));
+    expect(stuckLines).toHaveLength(1);
+    expect(leftOpen.mock.calls.some((c) => /; rolled back$/.test(String(c[1])))).toBe(false);
+  }
+
+  it('acknowledges no write of a batch whose rollback failed: none runs inside the transaction left open', async () => {
+    const sdb = storeWhoseRollbackFails();
     await sdb.insertInto('items').values({ id: 1, label: 'taken', qty: 1 }).execute();
     const results = await Promise.allSettled([
       sdb.updateTable('items').set({ qty: 5 }).where('id', '=', 1).execute(),
@@ -183,15 +201,30 @@ describe('sqlite group commit', () => {
     // Whatever was acknowledged is on the file for another connection; nothing else is.
     expect(results[0]!.status === 'fulfilled').toBe(qty === 5);
     expect(results[1]!.status).toBe('rejected');
-    // The handle stays inside that transaction: no read may see its uncommitted rows, no later
-    // write may run, and the operator is told once (the store's ping fails: readiness is down).
-    await expect(sdb.selectFrom('items').select('qty').execute()).rejects.toThrow(/could not be rolled back/);
-    await expect(sql`select 1`.execute(sdb)).rejects.toThrow(/could not be rolled back/);
-    await expect(sdb.insertInto('items').values({ id: 9, label: 'later', qty: 1 }).execute()).rejects.toThrow(
-      /could not be rolled back/,
-    );
-    expect(leftOpen).toHaveBeenCalledTimes(1);
-    expect(leftOpen.mock.calls[0]![1]).toMatch(/ROLLBACK failed/);
+    // The store's ping fails too: readiness reports the database down.
+    await expectRefusingEverything(sdb);
+    await sdb.destroy().catch(() => undefined);
+  });
+
+  it('acknowledges no later write when an explicit transaction could not be rolled back', async () => {
+    const sdb = storeWhoseRollbackFails();
+    await expect(
+      sdb.transaction().execute(async (trx) => {
+        await trx.insertInto('items').values({ id: 1, label: 'in the failed transaction', qty: 1 }).execute();
+        throw new Error('the caller gives up');
+      }),
+    ).rejects.toThrow();
+    // Neither a lone write nor a batch may run inside the transaction left open.
+    const results = await Promise.allSettled([
+      sdb.insertInto('items').values({ id: 2, label: 'alone', qty: 1 }).execute(),
+    ]);
+    const batch = await Promise.allSettled([
+      sdb.insertInto('items').values({ id: 3, label: 'batched', qty: 1 }).execute(),
+      sdb.insertInto('items').values({ id: 4, label: 'batched', qty: 1 }).execute(),
+    ]);
+    expect([...results, ...batch].map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(other.prepare('select id from items').all()).toEqual([]);
+    await expectRefusingEverything(sdb);
     await sdb.destroy().catch(() => undefined);
   });
 

@@ -276,20 +276,11 @@ class NodeSqliteConnection implements DatabaseConnection {
   unlock(): void {
     const release = this.#release;
     this.#release = null;
-    if (release && this.#executor.db.isTransaction) {
-      // Left open, the transaction would take in every later statement on the shared handle,
-      // acknowledged but never committed: undo it before anyone else runs.
-      let err: unknown;
-      try {
-        this.#executor.run('rollback', []);
-      } catch (e) {
-        err = e;
-      }
-      this.#log?.error(
-        err === undefined ? {} : { err },
-        'a SQLite connection was given back inside its transaction; rolled back',
-      );
-    }
+    // Left open, the transaction would take in every later statement on the shared handle,
+    // acknowledged but never committed: undo it before anyone else runs (or, if it cannot be
+    // undone, refuse every statement from now on: group-commit.ts rollbackOrStick).
+    if (release && this.#executor.rollbackOrStick())
+      this.#log?.error({}, 'a SQLite connection was given back inside its transaction; rolled back');
     release?.();
   }
 

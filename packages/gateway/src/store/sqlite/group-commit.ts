@@ -80,6 +80,29 @@ export class SqliteExecutor {
     return this.#stuck;
   }
 
+  /**
+   * Rolls back the transaction open on the handle, if any: the group commit's failed batch,
+   * or a transaction its connection gave back open (dialect.ts). One that stays open makes
+   * the handle stuck for good, said once through `onStuck`. Returns whether a transaction was
+   * open and is now gone.
+   */
+  rollbackOrStick(): boolean {
+    if (this.#stuck || !this.#db.isTransaction) return false;
+    try {
+      this.run('rollback', []);
+    } catch (err) {
+      // SQLite rolls back on its own after some failures: only a transaction still open is stuck.
+      if (this.#db.isTransaction) {
+        this.#stuck = new Error('the SQLite handle is inside a transaction that could not be rolled back', {
+          cause: err,
+        });
+        this.#onStuck(this.#stuck);
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** Commits made through this handle, and how many of them are known to be on disk. */
   #committed = 0;
   #synced = 0;
@@ -177,6 +200,9 @@ export class SqliteExecutor {
     this.#queue = [];
     this.#scheduled = false;
     if (batch.length === 0) return;
+    // The handle is free (whenFree): a transaction open now was left by someone, and the
+    // batch must not run inside it.
+    this.rollbackOrStick();
     const failure = this.failure();
     if (failure) {
       for (const p of batch) p.reject(failure);
@@ -269,19 +295,7 @@ export class SqliteExecutor {
         // fall through: roll back and run each write alone
       }
     }
-    if (this.#db.isTransaction) {
-      try {
-        this.run('rollback', []);
-      } catch (err) {
-        // SQLite rolls back on its own after some failures: only an open transaction is stuck.
-        if (this.#db.isTransaction) {
-          this.#stuck = new Error('the SQLite handle is inside a transaction that could not be rolled back', {
-            cause: err,
-          });
-          this.#onStuck(this.#stuck);
-        }
-      }
-    }
+    this.rollbackOrStick();
     for (const p of batch) {
       p.result = undefined;
       p.error = undefined;
@@ -291,8 +305,8 @@ export class SqliteExecutor {
   }
 
   #runAlone(p: Pending): void {
-    // A batch whose ROLLBACK failed left its transaction open: a write run now would join it,
-    // and be acknowledged without ever being committed.
+    // A transaction that could not be rolled back is still open: a write run now would join
+    // it, and be acknowledged without ever being committed.
     if (this.#stuck) {
       p.error = this.#stuck;
       p.done = true;
