@@ -7,6 +7,14 @@ describe('parseOptions', () => {
     expect(parseOptions([]).report).toBeNull();
   });
 
+  it('refuses --perf-pair without --perf instead of ignoring it', () => {
+    expect(() => parseOptions(['--perf-pair', 'paidrecord:paidfloor'])).toThrow(UsageError);
+    expect(parseOptions(['--perf', '--perf-pair', 'paidrecord:paidfloor']).perfPair).toEqual({
+      subject: 'paidrecord',
+      baseline: 'paidfloor',
+    });
+  });
+
   it('refuses a bad number as a usage error', () => {
     expect(() => parseOptions(['--rounds', 'x'])).toThrow(UsageError);
   });

@@ -99,8 +99,9 @@ export function exitOnHelp(wanted: boolean | undefined, help: string): void {
 }
 
 /** `--perf-pair A:B`: two configuration keys (letters and digits), subject first. */
-export function perfPairOf(v: string | undefined): BenchOptions['perfPair'] {
+export function perfPairOf(v: string | undefined, perf = true): BenchOptions['perfPair'] {
   if (v === undefined) return null;
+  if (!perf) throw new UsageError(`--perf-pair ${v} needs --perf (it chooses what --perf profiles)`);
   const m = /^([a-z0-9]+):([a-z0-9]+)$/i.exec(v);
   if (!m || m[1] === m[2])
     throw new UsageError(`bad --perf-pair ${v} (expected two different configuration keys, A:B)\n${HELP}`);
@@ -148,7 +149,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     paymentBudgetS: num(values['payment-budget'], quick ? 20 : 45, 1),
     profile: values.profile === true,
     perf: values.perf === true,
-    perfPair: perfPairOf(values['perf-pair']),
+    perfPair: perfPairOf(values['perf-pair'], values.perf === true),
     logLevel: values['log-level'] ?? 'info',
     serverCpu: '0',
     upstreamCpu: values['upstream-cpu'] ?? '0',

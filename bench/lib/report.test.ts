@@ -133,4 +133,18 @@ describe('tailTargets', () => {
       'p99/p50 = 4.50 (p50 30.00 ms, p99 90.00 ms); the others, same rounds: nginx 2.25',
     );
   });
+
+  it('does not hold a tail that could not be measured, live (NaN) or read back from a saved run (null)', () => {
+    for (const tail of [Number.NaN, null as unknown as number]) {
+      const scenario: ScenarioSummary = {
+        key: 'free',
+        title: 'forward',
+        baselines: [],
+        configs: [{ ...config('gateway', 70, {}, {}), tail }],
+        stealSec: 0,
+        loadCpuBusy: 0.3,
+      };
+      expect(tailTargets([scenario], (k) => k === 'gateway')[0]!.holds).toBe(false);
+    }
+  });
 });

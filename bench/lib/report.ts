@@ -144,7 +144,8 @@ export function tailTargets(scenarios: ScenarioSummary[], ours: (key: string) =>
       if (!ours(c.key)) continue;
       out.push({
         name: `p99 ≤ 4× p50: ${s.title} / ${c.label}`,
-        holds: c.tail <= 4,
+        // A tail that could not be measured (NaN live, null in a saved run) does not hold.
+        holds: Number.isFinite(c.tail) && c.tail <= 4,
         detail:
           `p99/p50 = ${f(c.tail)} (p50 ${f(c.p50Ms)} ms, p99 ${f(c.p99Ms)} ms)` +
           (others.length > 0 ? `; the others, same rounds: ${others.join(', ')}` : ''),

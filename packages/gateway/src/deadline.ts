@@ -1,3 +1,13 @@
+/** `race`: settle at the deadline even if the step does not stop; `onTimeout`: the reason. */
+export interface DeadlineOptions {
+  race?: boolean;
+  onTimeout?: () => Error;
+}
+
+// Shared defaults: every chain call passes through here, so nothing is made per call for them.
+const NO_OPTIONS: DeadlineOptions = Object.freeze({});
+const timeoutError = () => new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+
 /**
  * One deadline for a step that may not answer: a chain's node, a readiness check, a server at
  * start-up. The step gets a signal that aborts at the deadline, with `onTimeout()` as the
@@ -10,11 +20,10 @@
 export async function withDeadline<T>(
   ms: number,
   step: (signal: AbortSignal) => Promise<T>,
-  opts: { race?: boolean; onTimeout?: () => Error } = {},
+  opts: DeadlineOptions = NO_OPTIONS,
 ): Promise<T> {
   const controller = new AbortController();
-  const onTimeout =
-    opts.onTimeout ?? (() => new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+  const onTimeout = opts.onTimeout ?? timeoutError;
   let reject: ((reason: unknown) => void) | null = null;
   const timer = setTimeout(() => {
     const reason = onTimeout();
