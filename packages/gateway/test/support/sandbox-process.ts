@@ -28,6 +28,18 @@ export interface SandboxProcess {
 }
 
 export async function startSandboxProcess(timeoutMs = 45_000): Promise<SandboxProcess> {
+  // freePort() gives the port back before the sandbox binds it, so a test file running beside
+  // this one can take it first (seen in CI): then start again on another port.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(timeoutMs);
+    } catch (e) {
+      if (attempt >= 3 || !/is already in use/.test((e as Error).message)) throw e;
+    }
+  }
+}
+
+async function startOnce(timeoutMs: number): Promise<SandboxProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-sandbox-'));
   const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, [MAIN], {
