@@ -11,7 +11,7 @@ requireNode();
 const script = fileURLToPath(new URL('./anatomy.ts', import.meta.url));
 const child = spawn(
   'taskset',
-  ['-c', '0', process.execPath, ...NODE_LAUNCH_FLAGS, script, ...process.argv.slice(2)],
+  ['-c', '0', process.execPath, ...NODE_LAUNCH_FLAGS, '--expose-gc', script, ...process.argv.slice(2)],
   { stdio: ['ignore', openSync('/dev/null', 'w'), 'inherit'] },
 );
 child.once('error', (err) => {

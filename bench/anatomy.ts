@@ -28,7 +28,8 @@
  *
  * Needs taskset and wrk; loopback only. Options: --rounds N (default 5), --seconds S (3),
  * --log-level L (info: every 402 writes its access line, as in production), --alone (only 1,
- * with the heap a stub 402 allocates: a quick check of a change to the 402's code), --sites
+ * with the heap a stub 402 allocates and the bytes it leaves in the old generation, which
+ * bring mark-compacts: a quick check of a change to the 402's code), --sites
  * (where that heap goes, by allocating function), --forward-sites (the same for the free
  * endpoint forwarded over HTTP, with an upstream on the other CPU: the gateway's forward and
  * Node's HTTP on both sides).
@@ -44,7 +45,7 @@ import { Session } from 'node:inspector';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { getHeapStatistics } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import { newSolanaKey } from '@tollgate/client';
 import { createGateway } from '../packages/gateway/src/app.ts';
 import { loadConfig, withConfig } from '../packages/gateway/src/config.ts';
@@ -197,6 +198,39 @@ async function allocationAlone(batches: number): Promise<number> {
     if (grown > 0) per.push(grown / 100);
   }
   return median(per);
+}
+
+/**
+ * Bytes the old generation keeps per stub 402: its growth over `n` of them, scavenging every
+ * 2000 so that nothing young is counted (what a scavenge promotes is). A 402 that leaves
+ * nothing there never brings a mark-compact. Null without --expose-gc (anatomy.mjs gives it).
+ */
+async function oldGrowthAlone(n: number): Promise<{ old: number; other: number } | null> {
+  const gc = (globalThis as { gc?: (o?: { type: 'minor' | 'major' }) => void }).gc;
+  if (!gc) return null;
+  const sizes = () => {
+    let old = 0;
+    let other = 0;
+    for (const s of getHeapSpaceStatistics()) {
+      if (s.space_name === 'old_space') old += s.space_used_size;
+      else if (s.space_name !== 'new_space' && s.space_name !== 'new_large_object_space')
+        other += s.space_used_size;
+    }
+    return { old, other };
+  };
+  gc();
+  gc({ type: 'minor' });
+  const before = sizes();
+  for (let i = 0; i < n; i++) {
+    if (i % 2000 === 1999) {
+      await new Promise((r) => setImmediate(r));
+      gc({ type: 'minor' });
+    }
+    stub402();
+  }
+  gc({ type: 'minor' });
+  const after = sizes();
+  return { old: (after.old - before.old) / n, other: (after.other - before.other) / n };
 }
 
 // Timing of the listener and of res.end, kept only while a round runs.
@@ -409,6 +443,11 @@ try {
   say(
     `gateway JavaScript alone (stub request and response): ${js.toFixed(1)} µs CPU and ${(bytes / 1024).toFixed(1)} KB of heap allocated per 402 (CPU: ${alone.map((x) => x.toFixed(1)).join(', ')})`,
   );
+  const kept = await oldGrowthAlone(100_000);
+  if (kept)
+    say(
+      `old generation kept per stub 402 (scavenged every 2000): ${kept.old.toFixed(1)} B in old space, ${kept.other.toFixed(1)} B in V8's other old spaces (code, trusted, large objects)`,
+    );
   if (values.sites) await allocationSites('stub 402s', stub402s);
   if (values['forward-sites']) {
     await forwards(); // warm-up

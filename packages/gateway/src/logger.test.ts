@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { oldBytesPerCall } from '../test/support/old-generation.ts';
 import { ACCESS_LOG_FIELDS } from './http/access-log.ts';
 import { type FlatFields, flatLineWriter, loggerOptions } from './logger.ts';
 
@@ -329,6 +330,26 @@ describe('flatLineWriter (the access line)', () => {
         },
       ),
     );
+  });
+
+  it('writes new times and numbers without leaving garbage in the old generation', () => {
+    // Every access line has a time, and a number of milliseconds: new numbers, which V8's
+    // number-string cache would put in the old generation (decimal.ts).
+    const root = pino(loggerOptions('info'), { write: () => {} });
+    const write = flatLineWriter(root.child({}, { redact: { paths: [] } }), 'request');
+    // A clock that moves on by some milliseconds per line (a spy would keep every call's result).
+    const realNow = Date.now;
+    let now = 1_800_000_000_000;
+    Date.now = () => (now += 7919);
+    try {
+      const perLine = oldBytesPerCall(
+        (i) => write('info', { status: 402, ms: 1_000_000 + i * 7919 }),
+        20_000,
+      );
+      expect(perLine).toBeLessThan(4);
+    } finally {
+      Date.now = realNow;
+    }
   });
 
   it("writes pino's time, pid and hostname and the logger's bindings", () => {

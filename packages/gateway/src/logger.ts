@@ -7,6 +7,7 @@
 import { tracingChannel } from 'node:diagnostics_channel';
 import { writeSync } from 'node:fs';
 import { type DestinationStream, type Logger, pino } from 'pino';
+import { decimal } from './decimal.ts';
 
 export type { Logger };
 
@@ -308,7 +309,7 @@ export function flatLineWriter(logger: Logger, msg: string): FlatLineWriter {
           const now = Date.now();
           if (now !== ms) {
             ms = now;
-            msText = `,"time":${now}`;
+            msText = `,"time":${decimal(now)}`;
           }
           return msText;
         }
@@ -344,7 +345,8 @@ export function flatLineWriter(logger: Logger, msg: string): FlatLineWriter {
       if (v === undefined || !Object.hasOwn(fields, key)) continue;
       const k = keyOf(key);
       if (k === null) return viaPino(level, fields);
-      if (typeof v === 'number') props += k + (Number.isFinite(v) ? v : 'null');
+      // decimal(): a new number's text stays out of the old generation (decimal.ts).
+      if (typeof v === 'number') props += k + (Number.isFinite(v) ? decimal(v) : 'null');
       else if (typeof v === 'string' && v.length <= 100 && !NEEDS_ESCAPE.test(v)) props += `${k}"${v}"`;
       else return viaPino(level, fields);
     }

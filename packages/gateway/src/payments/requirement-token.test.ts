@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { memoForNonce, USDC_SOLANA_MINT, USDC_SUI_COIN_TYPE } from '@tollgate/protocol';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { oldBytesPerCall } from '../../test/support/old-generation.ts';
 import { type DerivedKey, keyRing } from '../crypto/keys.ts';
 import { createRequirementTokens, type RequirementClaims } from './requirement-token.ts';
 
@@ -193,5 +194,20 @@ describe('requirement tokens', () => {
     // Per-402 fields too long for the signer's scratch buffer take the plain path.
     const long = { ...claims, nonce: 'é'.repeat(400), requestHash: '€'.repeat(300) };
     expect(t.sign(long, claims.options)).toBe(referenceSign(ring[0]!, long));
+  });
+
+  it('sign a new issue time and expiry without leaving garbage in the old generation', () => {
+    // Every 402 signs the time it was issued: a number V8's number-string cache has not seen
+    // (decimal.ts says why that would land in the old generation).
+    const t = createRequirementTokens(keyRing(A, null, 'requirement-token/v1'));
+    const perToken = oldBytesPerCall(
+      (i) =>
+        t.sign(
+          { ...claims, issuedAtMs: claims.issuedAtMs + i * 7919, expiresAtMs: claims.expiresAtMs + i * 7919 },
+          claims.options,
+        ),
+      20_000,
+    );
+    expect(perToken).toBeLessThan(4);
   });
 });

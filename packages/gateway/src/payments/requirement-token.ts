@@ -9,6 +9,7 @@ import { memoForNonce, USDC_SOLANA_MINT, USDC_SUI_COIN_TYPE } from '@tollgate/pr
 import type { ChainId } from '../chains/chain.ts';
 import { type HmacSha256, hmacSha256Base64url } from '../crypto/hmac.ts';
 import type { DerivedKey } from '../crypto/keys.ts';
+import { decimal } from '../decimal.ts';
 
 export interface QuotedSplit {
   recipientType: 'provider' | 'platform';
@@ -150,8 +151,9 @@ export function createRequirementTokens(ring: DerivedKey[]) {
         t = signTemplate(c, optionsJsonOf(c));
         if (optionsKey) templates.set(optionsKey, t);
       }
-      // Same fields and order as Wire; JSON.stringify of each scalar keeps it valid JSON.
-      const mid = `${JSON.stringify(c.nonce)},"h":${JSON.stringify(c.requestHash)},"i":${c.issuedAtMs},"e":${c.expiresAtMs}`;
+      // Same fields and order as Wire; JSON.stringify of each scalar keeps it valid JSON. The
+      // times are new numbers on every 402: decimal() keeps their text out of the old generation.
+      const mid = `${JSON.stringify(c.nonce)},"h":${JSON.stringify(c.requestHash)},"i":${decimal(c.issuedAtMs)},"e":${decimal(c.expiresAtMs)}`;
       let payload: string;
       // A UTF-8 character is at most 3 bytes per UTF-16 code unit; 2 + 2 for the head's and tail's bytes.
       if (mid.length * 3 + 4 <= scratch.length) {

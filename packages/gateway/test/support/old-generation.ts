@@ -1,0 +1,30 @@
+/**
+ * How many bytes a piece of hot-path code leaves in V8's old generation per call (issue 14):
+ * garbage there is what brings mark-compacts, and their concurrent marking was the 402's
+ * tail. Young garbage is free to a scavenge; this counts only what lands in old space.
+ */
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as (o?: { type: 'minor' | 'major' }) => void;
+const oldSpace = () =>
+  getHeapSpaceStatistics().find((s) => s.space_name === 'old_space')?.space_used_size ?? 0;
+
+/**
+ * Old-space bytes kept per call of `call(i)` over `count` calls, after a warm-up of `count`
+ * (so its code is compiled and its caches made first). A scavenge before and after moves
+ * nothing young into the count: only what V8 allocated in the old generation itself (or a
+ * scavenge promoted because something long-lived still held it) is counted.
+ */
+export function oldBytesPerCall(call: (i: number) => unknown, count: number): number {
+  let sink = 0;
+  for (let i = 0; i < count; i++) sink += call(-1 - i) === undefined ? 0 : 1;
+  gc();
+  gc({ type: 'minor' });
+  const before = oldSpace();
+  for (let i = 0; i < count; i++) sink += call(i) === undefined ? 0 : 1;
+  gc({ type: 'minor' });
+  if (sink < 0) throw new Error('unreachable');
+  return (oldSpace() - before) / count;
+}
