@@ -32,7 +32,7 @@
  * bring mark-compacts: a quick check of a change to the 402's code), --sites
  * (where that heap goes, by allocating function), --forward-sites (the same for the free
  * endpoint forwarded over HTTP, with an upstream on the other CPU: the gateway's forward and
- * Node's HTTP on both sides).
+ * Node's HTTP on both sides), --forward-old (what those forwards leave in the old generation).
  * Started by anatomy.mjs (pinned, with the gateway's launch flags, stdout and its access
  * lines to /dev/null); the report goes to stderr.
  */
@@ -67,6 +67,7 @@ const { values } = parseArgs({
     alone: { type: 'boolean' },
     sites: { type: 'boolean' },
     'forward-sites': { type: 'boolean' },
+    'forward-old': { type: 'boolean' },
   },
 });
 const ROUNDS = Math.max(1, Number(values.rounds ?? 5));
@@ -107,9 +108,10 @@ const config = withConfig(
 );
 const gateway = await createGateway(config);
 // The 402 never reaches the upstream: an upstream runs (on the other CPU) only for --forward-sites.
-const upstream = values['forward-sites']
-  ? await spawnPinned({ name: 'upstream', cpu: OTHER_CPU, command: node, args: [server('upstream.ts')] })
-  : null;
+const upstream =
+  values['forward-sites'] || values['forward-old']
+    ? await spawnPinned({ name: 'upstream', cpu: OTHER_CPU, command: node, args: [server('upstream.ts')] })
+    : null;
 await seedBenchProject(gateway.deps.store, gateway.deps.catalog, config, {
   upstreamUrl: upstream ? `http://127.0.0.1:${upstream.info['port']}` : 'http://127.0.0.1:9',
   providerSolana: provider,
@@ -376,6 +378,35 @@ async function forwards(): Promise<number> {
     throw new Error(`the forward answered ${w.errors.status} errors`);
   return w.requests;
 }
+/**
+ * Bytes the old generation keeps per forwarded request while wrk forwards the free endpoint
+ * for 4 s: the old space's growth between scavenges made every 100 ms (a request lasts a few
+ * ms, so one in flight is not promoted by them), over the requests. Needs --expose-gc.
+ */
+async function forwardOldGrowth(): Promise<number | null> {
+  const gc = (globalThis as { gc?: (o?: { type: 'minor' | 'major' }) => void }).gc;
+  if (!gc) return null;
+  const oldUsed = () =>
+    getHeapSpaceStatistics().find((s) => s.space_name === 'old_space')?.space_used_size ?? 0;
+  gc();
+  gc({ type: 'minor' });
+  let last = oldUsed();
+  let grown = 0;
+  const tick = setInterval(() => {
+    gc({ type: 'minor' });
+    const now = oldUsed();
+    // A mark-compact in between shrinks it: that interval counts nothing.
+    if (now > last) grown += now - last;
+    last = now;
+  }, 100);
+  try {
+    const n = await forwards();
+    return grown / n;
+  } finally {
+    clearInterval(tick);
+  }
+}
+
 interface HeapNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
   selfSize: number;
@@ -449,6 +480,12 @@ try {
       `old generation kept per stub 402 (scavenged every 2000): ${kept.old.toFixed(1)} B in old space, ${kept.other.toFixed(1)} B in V8's other old spaces (code, trusted, large objects)`,
     );
   if (values.sites) await allocationSites('stub 402s', stub402s);
+  if (values['forward-old']) {
+    await forwards(); // warm-up
+    const kept = await forwardOldGrowth();
+    if (kept !== null)
+      say(`old generation kept per forwarded request (scavenged every 100 ms): ${kept.toFixed(1)} B`);
+  }
   if (values['forward-sites']) {
     await forwards(); // warm-up
     await allocationSites('forwarded requests (the free endpoint, over HTTP)', forwards);

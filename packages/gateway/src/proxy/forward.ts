@@ -192,9 +192,6 @@ export interface ForwarderOptions {
   userAgent?: string;
   /** Idle keep-alive socket lifetime. Default 4 s (under typical origin idle timeouts). */
   keepAliveTimeoutMs?: number;
-  /** Backstops under the per-request deadline. Default 300 s each. */
-  headersTimeoutMs?: number;
-  bodyTimeoutMs?: number;
   /** Per-address TCP/TLS handshake budget. Default 10 s. */
   connectTimeoutMs?: number;
   /** Host resolution for the guarded connector (tests inject one). */
@@ -227,8 +224,13 @@ export function createForwarder(opts: ForwarderOptions): Forwarder {
     pipelining: 1,
     allowH2: false,
     keepAliveTimeout: opts.keepAliveTimeoutMs ?? 4_000,
-    headersTimeout: opts.headersTimeoutMs ?? 300_000,
-    bodyTimeout: opts.bodyTimeoutMs ?? 300_000,
+    // undici's own headers and body timers are off: every exchange here has its deadline
+    // (relay and forward: the endpoint's, at most 120 s, to the body's end; probe: 5 s). Armed
+    // per request, those timers are objects in a list undici sweeps every half second: they
+    // outlived two scavenges, were promoted and died in the old generation, about 90 bytes per
+    // forward, which brought mark-compacts (docs/performance.md, twelfth session).
+    headersTimeout: 0,
+    bodyTimeout: 0,
     maxResponseSize: opts.maxResponseBytes,
     connect: createGuardedConnector({
       allowPrivate: opts.allowPrivate,

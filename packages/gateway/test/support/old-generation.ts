@@ -28,3 +28,32 @@ export function oldBytesPerCall(call: (i: number) => unknown, count: number): nu
   if (sink < 0) throw new Error('unreachable');
   return (oldSpace() - before) / count;
 }
+
+/**
+ * The same for asynchronous work (a request and its answer): old-space bytes kept per call of
+ * `call` over `count` sequential calls, after a warm-up of `count`. A scavenge every `every`
+ * calls, and its growth since the last one summed (a mark-compact in between only shrinks it):
+ * an exchange lasts far less than `every` of them, so what one keeps in flight is not counted,
+ * and what outlives it in a long-lived list (a timer waiting for its sweep) is.
+ */
+export async function oldBytesPerAsyncCall(
+  call: () => Promise<unknown>,
+  count: number,
+  every = 100,
+): Promise<number> {
+  for (let i = 0; i < count; i++) await call();
+  gc();
+  gc({ type: 'minor' });
+  let last = oldSpace();
+  let grown = 0;
+  for (let i = 1; i <= count; i++) {
+    await call();
+    if (i % every === 0 || i === count) {
+      gc({ type: 'minor' });
+      const now = oldSpace();
+      if (now > last) grown += now - last;
+      last = now;
+    }
+  }
+  return grown / count;
+}
