@@ -1,12 +1,14 @@
 import { spawn } from 'node:child_process';
 import { tracingChannel } from 'node:diagnostics_channel';
+import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { oldBytesPerCall } from '../test/support/old-generation.ts';
+import { oldBytesPerCall, youngBytesKeptPerCall } from '../test/support/old-generation.ts';
+import { decimal } from './decimal.ts';
 import { ACCESS_LOG_FIELDS } from './http/access-log.ts';
-import { type FlatFields, flatLineWriter, loggerOptions } from './logger.ts';
+import { batchedWriter, type FlatFields, flatLineWriter, loggerOptions } from './logger.ts';
 
 const ACCESS_KEYS = [...ACCESS_LOG_FIELDS];
 
@@ -261,6 +263,30 @@ for (let i = 0; i < 200; i++) logs[i % logs.length].info({ i }, 'line');`;
         `log.info('before');\nlog.fatal('fatal');\nprocess.kill(process.pid, 'SIGKILL');\nsetInterval(() => {}, 1000);`,
     );
     expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['before', 'fatal']);
+  });
+
+  it('keeps the lines waiting for their batch outside the JavaScript heap', () => {
+    // Every scavenge copies what is live in the young generation: lines held there as a
+    // string made each one copy up to a batch of them (issue 14, the 402's tail).
+    const fd = openSync('/dev/null', 'w');
+    try {
+      const line = (i: number) =>
+        `{"level":30,"time":${decimal(1_800_000_000_000 + i)},"msg":"${'x'.repeat(100)}"}\n`;
+      const held: number[] = [];
+      for (let round = 0; round < 3; round++) {
+        const out = batchedWriter(fd);
+        let length = 0;
+        // 300 lines fit one batch: none is written before the measurement.
+        const made = youngBytesKeptPerCall((i) => (length += line(i).length), 300);
+        const batched = youngBytesKeptPerCall((i) => out.write(line(i)), 300);
+        held.push(batched - made);
+        (out as { flushSync?: () => void }).flushSync?.();
+      }
+      // Median of three: a round that a collection shrinks the heap in reads low.
+      expect(held.sort((a, b) => a - b)[1]).toBeLessThan(100);
+    } finally {
+      closeSync(fd);
+    }
   });
 
   it('loses no line when the process dies of an uncaught error', async () => {

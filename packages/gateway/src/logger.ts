@@ -64,9 +64,10 @@ const LOG_RETRY_MS = 10;
 
 /**
  * stdout, written in batches. pino's default destination (sonic-boom) writes every line
- * on its own, asynchronously, on libuv's thread pool. Here lines are joined into a batch
- * (a string append per line) that is written once LOG_BUFFER_BYTES are waiting, or every
- * LOG_FLUSH_MS, with one synchronous write: stdout is a file, /dev/null or a pipe, and a
+ * on its own, asynchronously, on libuv's thread pool. Here lines are copied into a batch
+ * buffer outside the JavaScript heap (so no scavenge copies the lines waiting there, as it
+ * did when the batch was a string) that is written once it is nearly full (LOG_BUFFER_BYTES),
+ * or every LOG_FLUSH_MS, with one synchronous write: stdout is a file, /dev/null or a pipe, and a
  * write that the kernel takes at once costs less than a round trip through the thread pool.
  * A line is out within about LOG_FLUSH_MS; when the process exits, planned or not, the rest
  * is written before it ends; a process killed outright (SIGKILL, power) loses at most the
@@ -105,7 +106,9 @@ export function batchedWriter(
   fd: number,
   { backlogBytes: backlogCap = LOG_BACKLOG_BYTES }: { backlogBytes?: number } = {},
 ): DestinationStream {
-  let batch = '';
+  /** The batch: its first `used` bytes are lines not written yet. */
+  const batch = Buffer.allocUnsafe(LOG_BUFFER_BYTES);
+  let used = 0;
   /** Batches the fd did not take yet, oldest first; the first may be partly written. */
   const backlog: Buffer[] = [];
   let backlogBytes = 0;
@@ -119,7 +122,7 @@ export function batchedWriter(
     gone = true;
     backlog.length = 0;
     backlogBytes = 0;
-    batch = '';
+    used = 0;
   };
   const settled = (): void => {
     if (backlog.length > 0 || waiting.length === 0) return;
@@ -187,11 +190,35 @@ export function batchedWriter(
     // Behind a write that found the pipe full: it goes with the retry, in order.
     if (retry === null) drain();
   };
+  /** The batch's bytes, copied: the batch buffer is written into again at once. */
+  const taken = (): Buffer => {
+    const bytes = Buffer.from(batch.subarray(0, used));
+    used = 0;
+    return bytes;
+  };
   const out = (): void => {
-    if (batch === '') return;
-    const text = batch;
-    batch = '';
-    enqueue(Buffer.from(text));
+    if (used === 0) return;
+    if (gone) {
+      used = 0;
+      return;
+    }
+    // The usual case, nothing held back: written from the batch itself, and only what the fd
+    // did not take is copied into the backlog.
+    if (backlog.length === 0 && retry === null && droppedBytes === 0 && used <= backlogCap) {
+      let n = 0;
+      try {
+        n = writeSync(fd, batch, 0, used);
+      } catch (err) {
+        if (FD_GONE.has((err as NodeJS.ErrnoException).code ?? '')) {
+          giveUp();
+          return;
+        }
+      }
+      if (n < used) enqueue(Buffer.from(batch.subarray(n, used)));
+      used = 0;
+      return;
+    }
+    enqueue(taken());
   };
   /**
    * Everything out before it returns, waiting for a full pipe up to SYNC_WRITE_PATIENCE_MS in
@@ -204,11 +231,11 @@ export function batchedWriter(
       clearTimeout(retry);
       retry = null;
     }
-    if (batch !== '' && !gone) {
+    if (used > 0 && !gone) {
       if (droppedBytes > 0) noteDropped();
-      push(Buffer.from(batch));
+      push(taken());
     }
-    batch = '';
+    used = 0;
     writeBacklog(Date.now() + SYNC_WRITE_PATIENCE_MS);
     settled();
   };
@@ -217,8 +244,16 @@ export function batchedWriter(
   return {
     write(line: string): void {
       if (gone) return;
-      batch += line;
-      if (batch.length >= LOG_BUFFER_BYTES) out();
+      // A UTF-16 code unit is at most 3 bytes of UTF-8: a line that may not fit goes after
+      // the batch, and one larger than a batch on its own.
+      if (line.length * 3 > LOG_BUFFER_BYTES - used) {
+        out();
+        if (line.length * 3 > LOG_BUFFER_BYTES) {
+          enqueue(Buffer.from(line));
+          return;
+        }
+      }
+      used += batch.write(line, used);
     },
     flush(cb?: (err?: Error) => void): void {
       out();

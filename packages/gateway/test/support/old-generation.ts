@@ -3,7 +3,7 @@
  * garbage there is what brings mark-compacts, and their concurrent marking was the 402's
  * tail. Young garbage is free to a scavenge; this counts only what lands in old space.
  */
-import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 setFlagsFromString('--expose-gc');
@@ -56,4 +56,18 @@ export async function oldBytesPerAsyncCall(
     }
   }
   return grown / count;
+}
+
+/**
+ * JavaScript-heap bytes still held per call after `count` calls of `call(i)` and a scavenge:
+ * what a structure keeps alive on the heap (and every scavenge must copy), not its garbage.
+ * No warm-up: `call` must not be the first use of a lazily made table.
+ */
+export function youngBytesKeptPerCall(call: (i: number) => unknown, count: number): number {
+  gc();
+  gc({ type: 'minor' });
+  const before = getHeapStatistics().used_heap_size;
+  for (let i = 0; i < count; i++) call(i);
+  gc({ type: 'minor' });
+  return (getHeapStatistics().used_heap_size - before) / count;
 }
