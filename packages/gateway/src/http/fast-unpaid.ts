@@ -213,7 +213,6 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     if (limiter !== null && limiter.take(req.socket.remoteAddress as string, url) > 0) return false;
 
     const out = Object.assign(ownHeaders(reqId, h.origin).values, challenge);
-    out['content-length'] = String(Buffer.byteLength(json));
     log.code = 'payment_required';
     answered++;
     res.writeHead(402, out);

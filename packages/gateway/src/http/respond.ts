@@ -4,8 +4,9 @@
  */
 import { encodePaymentRequired } from '@tollgate/protocol';
 import type { FastifyReply } from 'fastify';
+import { decimal } from '../decimal.ts';
 import type { ErrorCode } from '../errors.ts';
-import { requirementJson } from '../payments/requirement.ts';
+import { requirementJson, requirementJsonBytes } from '../payments/requirement.ts';
 import type { Admission, PaidRequest, RetryTerms } from '../payments/settle.ts';
 import { accessLogFor } from './access-log.ts';
 import { sendError } from './error-handling.ts';
@@ -53,7 +54,8 @@ export function answerAdmission(reply: FastifyReply, admission: Admission): Fast
 
 /**
  * A 402's headers and body, for the route (answerAdmission) and the fast path (fast-unpaid.ts):
- * `PAYMENT-REQUIRED` when v2 is offered, no-store, and the body's JSON with the request id,
+ * `PAYMENT-REQUIRED` when v2 is offered, no-store, and the body's JSON with the request id
+ * (its type and length too),
  * or json null when the requirement is not one issueRequirement made (one with a reason);
  * then the caller serializes `{ ...requirement, requestId }` (content-type: JSON) itself.
  */
@@ -65,7 +67,11 @@ export function challengeResponse(
   const headers: Record<string, string> = {};
   if (admission.v2) headers['payment-required'] = encodePaymentRequired(admission.v2);
   headers['cache-control'] = 'no-store';
-  if (json !== null) headers['content-type'] = 'application/json; charset=utf-8';
+  if (json !== null) {
+    headers['content-type'] = 'application/json; charset=utf-8';
+    // Counted from its parts: reading the text whole to count it would copy it once more.
+    headers['content-length'] = decimal(requirementJsonBytes(admission.jsonHeadBytes, requestId));
+  }
   return { headers, json };
 }
 

@@ -134,6 +134,8 @@ export interface IssuedRequirement {
    * requirementJson adds the request id and closes it.
    */
   jsonHead: string;
+  /** jsonHead's length in UTF-8 bytes, known without reading it whole (requirementJsonBytes). */
+  jsonHeadBytes: number;
 }
 
 export function issueRequirement(
@@ -182,17 +184,40 @@ export function issueRequirement(
     accepts: acceptsOf(quote, memo),
     ...(quote.cost ? { cost: quote.cost } : {}),
   };
-  // The body's JSON, spliced from the quote's fixed parts, without the closing brace (the
-  // response adds requestId). The values put in need no JSON escaping, so they are quoted as they are: the nonce is
-  // base64url, the memo `tollgate:v1:` and the nonce, the request hash hex, the expiry ISO
-  // 8601, the token `r1.<hex kid>.<base64url>.<base64url>` (requirement.test.ts checks the
-  // whole body against JSON.stringify).
+  const jsonHead = spliceHead(t, expiresAt, nonce, requestHash, paymentRequirementId, memo);
+  // Each value spliced in is ASCII, one byte a character: only the quote's parts need counting,
+  // and they were, once (requirement.test.ts checks the sum against the bytes).
+  const jsonHeadBytes =
+    t.fixedBytes +
+    expiresAt.length +
+    nonce.length +
+    requestHash.length +
+    paymentRequirementId.length +
+    memo.length * t.options.length;
+  return { body, claims, jsonHead, jsonHeadBytes };
+}
+
+/**
+ * The body's JSON, spliced from the quote's fixed parts, without the closing brace (the
+ * response adds requestId). The values put in need no JSON escaping, so they are quoted as
+ * they are: the nonce is base64url, the memo `tollgate:v1:` and the nonce, the request hash
+ * hex, the expiry ISO 8601, the token `r1.<hex kid>.<base64url>.<base64url>`
+ * (requirement.test.ts checks the whole body against JSON.stringify).
+ */
+function spliceHead(
+  t: Pick<Template, 'head' | 'options' | 'tail'>,
+  expiresAt: string,
+  nonce: string,
+  requestHash: string,
+  paymentRequirementId: string,
+  memo: string,
+): string {
   let accepts = '';
   for (let i = 0; i < t.options.length; i++) accepts += `${i ? ',' : ''}${t.options[i]}"${memo}"}`;
-  const jsonHead =
+  return (
     `${t.head}"${expiresAt}","nonce":"${nonce}","requestHash":"${requestHash}"` +
-    `,"paymentRequirementId":"${paymentRequirementId}","accepts":[${accepts}]${t.tail}`;
-  return { body, claims, jsonHead };
+    `,"paymentRequirementId":"${paymentRequirementId}","accepts":[${accepts}]${t.tail}`
+  );
 }
 
 const str = JSON.stringify;
@@ -205,6 +230,16 @@ export function requirementJson(jsonHead: string, requestId: string): string {
   return `${jsonHead},"requestId":${str(requestId)}}`;
 }
 
+const REQUEST_ID_KEY_BYTES = Buffer.byteLength(',"requestId":}');
+
+/**
+ * requirementJson's length in UTF-8 bytes (the 402's Content-Length) from jsonHead's: the text
+ * is not read whole to count it, which would copy it once more than writing it does.
+ */
+export function requirementJsonBytes(jsonHeadBytes: number, requestId: string): number {
+  return jsonHeadBytes + REQUEST_ID_KEY_BYTES + Buffer.byteLength(str(requestId));
+}
+
 /** A quote's fixed JSON parts, in the body's key order (one per quote, like the accept options). */
 interface Template {
   /** From `{` to `"expiresAt":`. */
@@ -213,6 +248,8 @@ interface Template {
   options: string[];
   /** `,"cost":{...}` or ''. */
   tail: string;
+  /** The UTF-8 bytes of a head spliced with every value empty: the quote's part of its length. */
+  fixedBytes: number;
   /** The quote's request hash function (the quote's fields written once). */
   requestHash: ReturnType<typeof requestHasher>;
 }
@@ -232,10 +269,14 @@ function templateOf(quote: Quote): Template {
       const cut = json.lastIndexOf('"memo":');
       return json.slice(0, cut + '"memo":'.length);
     });
-    t = {
+    const parts = {
       head: `${head.slice(0, -1)},"expiresAt":`,
       options,
       tail: quote.cost ? `,"cost":${str(quote.cost)}` : '',
+    };
+    t = {
+      ...parts,
+      fixedBytes: Buffer.byteLength(spliceHead(parts, '', '', '', '', '')),
       requestHash: requestHasher({
         scheme: quote.scheme,
         price: quote.price,

@@ -65,6 +65,8 @@ export type Admission =
       requirement: PaymentRequirement;
       /** The requirement's JSON head (requirement.ts requirementJson), null when it has a reason added. */
       jsonHead: string | null;
+      /** jsonHead's length in UTF-8 bytes (0 without one). */
+      jsonHeadBytes: number;
       v2: V2PaymentRequired | null;
     }
   | ({ kind: 'error' } & Refusal)
@@ -173,7 +175,7 @@ export function createSettlement(d: SettlementDeps) {
   ): Admission => {
     // A route that may not quote now answers its refusal: never a 402 for it.
     if (isRefusal(q)) return { kind: 'error', ...q };
-    const { body, claims, jsonHead } = issueRequirement(
+    const { body, claims, jsonHead, jsonHeadBytes } = issueRequirement(
       d.tokens,
       q,
       input.facts,
@@ -198,6 +200,7 @@ export function createSettlement(d: SettlementDeps) {
       kind: 'challenge',
       requirement: reason ? { ...body, reason, ...(message ? { message } : {}) } : body,
       jsonHead: reason ? null : jsonHead,
+      jsonHeadBytes: reason ? 0 : jsonHeadBytes,
       v2,
     };
   };
