@@ -12,8 +12,9 @@
  *   decodes those; let it decide);
  * - no X-PAYMENT and no PAYMENT-SIGNATURE header, not a CORS preflight, the app not
  *   closing (Fastify answers 503 then);
- * - the project's catalogue snapshot is cached (catalog.peek): a miss is loaded by
- *   the route, and the next request finds it;
+ * - the project's catalogue snapshot is cached (catalog.peek); a missing or too old one
+ *   is loaded first (the request waits for it, then is asked about again), and a project
+ *   that does not exist, or a load that failed, is the route's;
  * - settlement's answer for an unpaid request (settlement.admitUnpaid, what the route's
  *   admit() asks too, over the same marketplaceAdmitInput) is a challenge, or free;
  * - the caller's rate limit has a token (the shared limiter; a refused caller goes to
@@ -67,9 +68,15 @@ export interface FastUnpaidDeps {
   closing(): boolean;
 }
 
+/**
+ * What handle() did: answered (true), declined having touched nothing (false), or a promise:
+ * the project's catalogue snapshot is being loaded, and once it settles the caller asks again
+ * with `again` set (the second time handle() answers or declines, never waits).
+ */
+export type FastOutcome = boolean | Promise<unknown>;
+
 export interface FastUnpaid {
-  /** Answers the request and returns true, or returns false having touched nothing. */
-  handle(req: IncomingMessage, res: ServerResponse): boolean;
+  handle(req: IncomingMessage, res: ServerResponse, again?: boolean): FastOutcome;
   /** How many requests it answered (tests check that it is used). */
   readonly answered: number;
 }
@@ -166,7 +173,7 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     return headers;
   }
 
-  function handle(req: IncomingMessage, res: ServerResponse): boolean {
+  function handle(req: IncomingMessage, res: ServerResponse, again = false): FastOutcome {
     const url = req.url as string;
     const method = req.method as string;
     if (!url.startsWith('/p/') || url.includes('%') || !METHODS.has(method)) return false;
@@ -176,6 +183,11 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     const target = splitMarketplaceTarget(url);
     if (!target.ok) return false;
     const entry = deps.catalog.peek(target.slug);
+    // No snapshot, or one too old to answer from: wait for its load here (the route would
+    // load it too) rather than leave every request that comes meanwhile to the route, whose
+    // other objects cost this path its optimized code after each quiet spell. A load that
+    // fails is the route's to report (it loads again).
+    if (entry === undefined && !again) return deps.catalog.get(target.slug);
     if (!entry) return false;
     const started = performance.now();
     const log = newAccessLog();

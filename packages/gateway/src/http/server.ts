@@ -15,7 +15,7 @@ import { corsAndNosniff, corsPolicy } from './cors.ts';
 import { directoryRoutes } from './directory.ts';
 import { discoveryRoutes } from './discovery.ts';
 import { installErrorHandling } from './error-handling.ts';
-import { createFastUnpaid } from './fast-unpaid.ts';
+import { createFastUnpaid, type FastOutcome } from './fast-unpaid.ts';
 import { healthRoutes } from './health.ts';
 import { inferenceRoutes } from './inference.ts';
 import { marketplaceRoutes } from './marketplace.ts';
@@ -136,7 +136,7 @@ export function fastUnpaidAnswered(app: FastifyInstance): number {
  */
 function putInFront(
   app: FastifyInstance,
-  first: (req: IncomingMessage, res: ServerResponse) => boolean,
+  first: (req: IncomingMessage, res: ServerResponse, again?: boolean) => FastOutcome,
   log: Deps['log'],
 ): void {
   const server = app.server;
@@ -146,10 +146,10 @@ function putInFront(
     throw new Error(`expected Fastify's one request handler on the server, found ${handlers.length}`);
   }
   server.removeListener('request', fastify);
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    let taken: boolean;
+  const serve = (req: IncomingMessage, res: ServerResponse, again: boolean): void => {
+    let taken: FastOutcome;
     try {
-      taken = first(req, res);
+      taken = first(req, res, again);
     } catch (err) {
       // A throw here would end the process. Usually nothing was sent yet (the answer is
       // written last), so the route serves the request as it would any other; a throw after
@@ -167,6 +167,17 @@ function putInFront(
       log.error({ err, method: req.method, path }, 'fast path failed; the request goes to the route');
       taken = false;
     }
-    if (!taken) fastify(req, res);
-  });
+    if (taken === true) return;
+    if (taken === false) {
+      fastify(req, res);
+      return;
+    }
+    // It waits for what it needs (a catalogue load), then is asked again; a client that
+    // left meanwhile is owed nothing (and gets no access line, as on every route).
+    const resume = () => {
+      if (!res.destroyed) serve(req, res, true);
+    };
+    taken.then(resume, resume);
+  };
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => serve(req, res, false));
 }
