@@ -178,6 +178,7 @@ async function main(opts: BenchOptions): Promise<void> {
       roundS: opts.roundS,
       rounds: opts.rounds,
       drainMs: opts.drainMs,
+      quietCpu: Number(opts.serverCpu),
       log,
     };
     const defs = scenarios(stack, supply, database, dbProcess).filter(

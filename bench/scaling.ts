@@ -503,6 +503,7 @@ async function main(opts: ScalingOptions): Promise<void> {
       roundS: opts.roundS,
       rounds: opts.rounds,
       drainMs: 500,
+      quietCpu: Number(SERVER_CPU),
       log,
     },
   };

@@ -101,6 +101,29 @@ export function sampleCpus(): CpuSample {
   return { cpus };
 }
 
+/**
+ * Waits until `cpu` is quiet: busy at most `maxBusy` (0..1) over a window of `windowMs`, tried
+ * again up to `timeoutMs` in all. Every server under test shares one CPU, so a run must not
+ * start while the one before is still at work there (its garbage collection, closing its
+ * connections): that measured the next server partly under the last one's load (issue 14, the
+ * twelfth session: the gateway's first 402 round after @x402/express's warm-up). Returns the
+ * milliseconds waited, and whether the CPU went quiet.
+ */
+export async function waitForQuietCpu(
+  cpu: number,
+  { windowMs = 200, maxBusy = 0.1, timeoutMs = 5000 } = {},
+): Promise<{ waitedMs: number; quiet: boolean }> {
+  const start = Date.now();
+  for (;;) {
+    const a = sampleCpus();
+    await new Promise((r) => setTimeout(r, windowMs));
+    const busy = cpuDelta(a, sampleCpus())[cpu]?.busy ?? 0;
+    const waitedMs = Date.now() - start;
+    if (busy <= maxBusy) return { waitedMs, quiet: true };
+    if (waitedMs >= timeoutMs) return { waitedMs, quiet: false };
+  }
+}
+
 /** Busy share (0..1) and steal seconds of each CPU between two samples. */
 export function cpuDelta(a: CpuSample, b: CpuSample): { busy: number; stealSec: number }[] {
   return b.cpus.map((c, i) => {

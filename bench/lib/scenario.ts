@@ -5,7 +5,7 @@
  * all of them alike. Each run records wrk's figures, the CPU seconds of the server
  * process(es) from /proc, and the busy/steal time of each CPU.
  */
-import { cpuDelta, cpuTimes, sampleCpus } from './proc.ts';
+import { cpuDelta, cpuTimes, sampleCpus, waitForQuietCpu } from './proc.ts';
 import { runWrk, type WrkResult } from './wrk.ts';
 
 export interface Watched {
@@ -66,6 +66,8 @@ export interface ScenarioOptions {
   roundS: number;
   rounds: number;
   drainMs: number;
+  /** The CPU the servers under test share: runScenario waits until it is quiet before each run. */
+  quietCpu?: number;
   log: (line: string) => void;
 }
 
@@ -158,7 +160,15 @@ export async function runScenario(
   configs: Config[],
   o: ScenarioOptions,
 ): Promise<ScenarioResult> {
+  /** Before each run: the last one's leftover work on the shared CPU is not this one's. */
+  const settle = async (cfg: Config) => {
+    if (o.quietCpu === undefined) return;
+    const { waitedMs, quiet } = await waitForQuietCpu(o.quietCpu);
+    if (!quiet)
+      o.log(`  CPU ${o.quietCpu} still busy after ${waitedMs} ms; running ${cfg.label} all the same`);
+  };
   for (const cfg of configs) {
+    await settle(cfg);
     const r = await measure(cfg, o.warmupS, o);
     o.log(
       `  warm-up ${cfg.label}: ${r.rps.toFixed(0)} req/s${r.problems.length ? `  [${r.problems.join('; ')}]` : ''}`,
@@ -169,6 +179,7 @@ export async function runScenario(
     const order = i % 2 === 0 ? configs : [...configs].reverse();
     const round: Record<string, RunResult> = {};
     for (const cfg of order) {
+      await settle(cfg);
       const r = await measure(cfg, o.roundS, o);
       round[cfg.key] = r;
       const steal = r.cpus.reduce((s, c) => s + c.stealSec, 0);
