@@ -205,7 +205,7 @@ export function issueRequirement(
  * (requirement.test.ts checks the whole body against JSON.stringify).
  */
 function spliceHead(
-  t: Pick<Template, 'head' | 'options' | 'tail'>,
+  t: Template,
   expiresAt: string,
   nonce: string,
   requestHash: string,
@@ -269,14 +269,11 @@ function templateOf(quote: Quote): Template {
       const cut = json.lastIndexOf('"memo":');
       return json.slice(0, cut + '"memo":'.length);
     });
-    const parts = {
+    t = {
       head: `${head.slice(0, -1)},"expiresAt":`,
       options,
       tail: quote.cost ? `,"cost":${str(quote.cost)}` : '',
-    };
-    t = {
-      ...parts,
-      fixedBytes: Buffer.byteLength(spliceHead(parts, '', '', '', '', '')),
+      fixedBytes: 0,
       requestHash: requestHasher({
         scheme: quote.scheme,
         price: quote.price,
@@ -284,6 +281,8 @@ function templateOf(quote: Quote): Template {
         accepts: quote.options.map(hashAccept),
       }),
     };
+    // Counted through spliceHead itself, with the same object every 402 passes it.
+    t.fixedBytes = Buffer.byteLength(spliceHead(t, '', '', '', '', ''));
     templates.set(quote, t);
   }
   return t;
