@@ -34,7 +34,10 @@ export function oldBytesPerCall(call: (i: number) => unknown, count: number): nu
  * `call` over `count` sequential calls, after a warm-up of `count`. A scavenge every `every`
  * calls, and its growth since the last one summed (a mark-compact in between only shrinks it):
  * an exchange lasts far less than `every` of them, so what one keeps in flight is not counted,
- * and what outlives it in a long-lived list (a timer waiting for its sweep) is.
+ * and what outlives it in a long-lived list (a timer waiting for its sweep) is. Measured four
+ * times, the least kept: while a young process's heap grows, its scavenges come between the
+ * counted ones and promote what they find in flight, now and then kilobytes per call; a cost of
+ * the code itself is there in every pass.
  */
 export async function oldBytesPerAsyncCall(
   call: () => Promise<unknown>,
@@ -42,20 +45,25 @@ export async function oldBytesPerAsyncCall(
   every = 100,
 ): Promise<number> {
   for (let i = 0; i < count; i++) await call();
-  gc();
-  gc({ type: 'minor' });
-  let last = oldSpace();
-  let grown = 0;
-  for (let i = 1; i <= count; i++) {
-    await call();
-    if (i % every === 0 || i === count) {
-      gc({ type: 'minor' });
-      const now = oldSpace();
-      if (now > last) grown += now - last;
-      last = now;
+  const once = async () => {
+    gc();
+    gc({ type: 'minor' });
+    let last = oldSpace();
+    let grown = 0;
+    for (let i = 1; i <= count; i++) {
+      await call();
+      if (i % every === 0 || i === count) {
+        gc({ type: 'minor' });
+        const now = oldSpace();
+        if (now > last) grown += now - last;
+        last = now;
+      }
     }
-  }
-  return grown / count;
+    return grown / count;
+  };
+  let least = await once();
+  for (let pass = 1; pass < 4; pass++) least = Math.min(least, await once());
+  return least;
 }
 
 /**

@@ -50,7 +50,9 @@ export function createJsonRpc(rpcUrl: string): JsonRpc {
   let nextId = 0;
   return {
     async call(method, params, signal) {
-      pool ??= new Pool(url.origin, { keepAliveTimeout: 30_000 });
+      // undici's own headers and body timers are off: every call has its deadline through
+      // `signal` (source.ts askChain); armed per request, they died in the old generation.
+      pool ??= new Pool(url.origin, { keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 });
       const body = JSON.stringify({ jsonrpc: '2.0', id: ++nextId, method, params });
       const res = await pool.request({ path, method: 'POST', headers, body, signal });
       if (res.statusCode !== 200) {
