@@ -120,6 +120,20 @@ export function routeFamily(pattern: string | undefined): string {
 type Access = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
 
 /**
+ * When a request that waited before Fastify got it arrived (performance.now()): the fast path
+ * notes it for one that waits for its catalogue snapshot, so the answer's time, whichever
+ * path gives it, counts the wait.
+ */
+const arrivals = new WeakMap<object, number>();
+export function noteArrival(req: object, at: number): void {
+  arrivals.set(req, at);
+}
+/** The noted arrival of `req` (noteArrival), or undefined. */
+export function arrivalOf(req: object): number | undefined {
+  return arrivals.get(req);
+}
+
+/**
  * Records one finished request: the metrics and the access line. The onResponse hook
  * calls it for every request Fastify answers, fast-unpaid.ts for the requests it answers itself.
  * `routePattern` is the matched route's pattern (undefined: unmatched); `known` the
@@ -159,13 +173,14 @@ export function installAccessLog(app: FastifyInstance, metrics: Metrics): Access
   };
 
   app.addHook('onResponse', (request, reply, done) => {
+    const arrived = arrivals.get(request.raw);
     record(
       request.id,
       request.method,
       request.url,
       request.routeOptions.url,
       reply.statusCode,
-      reply.elapsedTime,
+      arrived === undefined ? reply.elapsedTime : performance.now() - arrived,
       request.accessLog,
     );
     done();

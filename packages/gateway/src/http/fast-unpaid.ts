@@ -41,7 +41,14 @@ import type { Relay, RelaySink } from '../proxy/forward.ts';
 import type { ResponseHeaders } from '../proxy/forward-headers.ts';
 import { CLIENT_ABORTED_CODE } from '../proxy/upstream-error.ts';
 import type { Api, Endpoint } from '../store/store.ts';
-import { type AccessLog, type AccessRecorder, newAccessLog, noteErrorBody } from './access-log.ts';
+import {
+  type AccessLog,
+  type AccessRecorder,
+  arrivalOf,
+  newAccessLog,
+  noteArrival,
+  noteErrorBody,
+} from './access-log.ts';
 import { type CorsPolicy, type HeaderEditor, isPreflight, overOriginHeaders, setNosniff } from './cors.ts';
 import {
   forwardedProtoOf,
@@ -187,9 +194,18 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     // load it too) rather than leave every request that comes meanwhile to the route, whose
     // other objects cost this path its optimized code after each quiet spell. A load that
     // fails is the route's to report (it loads again).
-    if (entry === undefined && !again) return deps.catalog.get(target.slug);
+    if (entry === undefined && !again) {
+      // Counted now, before anything is looked up: a caller over its limit costs no lookup
+      // (the route refuses it), and one within it is not counted again by the route.
+      if (limiter !== null) {
+        if (limiter.take(req.socket.remoteAddress as string, url) > 0) return false;
+        limiter.counted(req);
+      }
+      noteArrival(req, performance.now());
+      return deps.catalog.get(target.slug);
+    }
     if (!entry) return false;
-    const started = performance.now();
+    const started = (again ? arrivalOf(req) : undefined) ?? performance.now();
     const log = newAccessLog();
     const { input, endpoint, api } = marketplaceAdmitInput(
       deps,
@@ -202,7 +218,9 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     const admission = deps.settlement.admitUnpaid(input);
     if (admission.kind === 'free') {
       if (endpoint === undefined || api === undefined) return false;
-      if (limiter !== null && limiter.take(req.socket.remoteAddress as string, url) > 0) return false;
+      // A request asked again was counted when it began to wait.
+      if (limiter !== null && !again && limiter.take(req.socket.remoteAddress as string, url) > 0)
+        return false;
       answered++;
       const reqId = f.requestId(req);
       const pattern = patternOf(url, target.slug);
@@ -221,8 +239,8 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     const reqId = f.requestId(req);
     const { headers: challenge, json } = challengeResponse(admission, reqId);
     if (json === null) return false;
-    // Last: a token is spent only for a request this path answers.
-    if (limiter !== null && limiter.take(req.socket.remoteAddress as string, url) > 0) return false;
+    // Last: a token is spent only for a request this path answers (or one that waited).
+    if (limiter !== null && !again && limiter.take(req.socket.remoteAddress as string, url) > 0) return false;
 
     const out = Object.assign(ownHeaders(reqId, h.origin).values, challenge);
     log.code = 'payment_required';

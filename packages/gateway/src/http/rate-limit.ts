@@ -19,6 +19,13 @@ export interface RateLimiter {
    * spent), else the Retry-After in seconds (nothing spent). Operator probes are never limited.
    */
   take(ip: string, url: string): number;
+  /**
+   * Notes that the fast path took `req`'s token before it handed the request to Fastify
+   * (after waiting for its catalogue snapshot): the hook does not count it again.
+   */
+  counted(req: object): void;
+  /** Whether counted() noted `req`. */
+  wasCounted(req: object): boolean;
 }
 
 /** The limiter of TOLLGATE_RATE_LIMIT_PER_MIN, or null when limiting is off. */
@@ -27,7 +34,14 @@ export function createRateLimiter(deps: Pick<Deps, 'config' | 'now'>): RateLimit
   if (perMin <= 0) return null;
   const ratePerMs = perMin / 60_000;
   const buckets = new Map<string, { tokens: number; at: number }>();
+  const countedAlready = new WeakSet<object>();
   return {
+    counted(req) {
+      countedAlready.add(req);
+    },
+    wasCounted(req) {
+      return countedAlready.has(req);
+    },
     take(ip, url) {
       if (url === '/healthz' || url === '/readyz' || url === '/metrics') return 0;
       const now = deps.now();
@@ -51,6 +65,7 @@ export function rateLimit(app: FastifyInstance, limiter: RateLimiter | null): vo
   app.addHook('onRequest', async (request, reply) => {
     // Served for a request that was counted already (an MCP tool call).
     if (isInnerCall(request.headers)) return;
+    if (limiter.wasCounted(request.raw)) return;
     const retryAfter = limiter.take(request.ip, request.url);
     if (retryAfter > 0) {
       return sendError(
