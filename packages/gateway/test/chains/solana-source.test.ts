@@ -177,6 +177,41 @@ describe('Solana verifier against the sandbox', () => {
     }
   });
 
+  it('gives up at its deadline on a node that sends its answer a byte at a time, forever', async () => {
+    // The node pool has no timer of undici's own (rpc.ts): the call's deadline must cover
+    // the answer's head and its whole body.
+    for (const part of ['head', 'body'] as const) {
+      let drip: NodeJS.Timeout | undefined;
+      const node = createServer((_req, res) => {
+        if (part === 'head') {
+          res.socket?.write('HTTP/1.1 200 OK\r\n');
+          drip = setInterval(() => res.socket?.write('x-more: 1\r\n'), 20);
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"jsonrpc":"2.0","result":');
+        drip = setInterval(() => res.write(' '), 20);
+      });
+      node.listen(0, '127.0.0.1');
+      await new Promise((r) => node.once('listening', r));
+      const { port } = node.address() as AddressInfo;
+      const source = createSolanaSource({
+        rpcUrl: `http://127.0.0.1:${port}`,
+        network: 'localnet',
+        timeoutMs: 300,
+      });
+      const started = Date.now();
+      try {
+        await expect(source.fetch('5'.repeat(87))).rejects.toBeInstanceOf(ChainUnavailableError);
+        expect(Date.now() - started).toBeLessThan(3000);
+      } finally {
+        clearInterval(drip);
+        node.closeAllConnections();
+        node.close();
+      }
+    }
+  });
+
   it('throws ChainUnavailableError, never another error, on answers not shaped like a node answer', async () => {
     const tx = await payBoth(memo());
     const answers: Record<string, unknown>[] = [
