@@ -202,20 +202,15 @@ export function batchedWriter(
       used = 0;
       return;
     }
-    // The usual case, nothing held back: written from the batch itself, and only what the fd
-    // did not take is copied into the backlog.
+    // The usual case, nothing held back: the batch itself goes through the one write loop,
+    // and only what the fd did not take is copied (the batch is written into again at once).
     if (backlog.length === 0 && retry === null && droppedBytes === 0 && used <= backlogCap) {
-      let n = 0;
-      try {
-        n = writeSync(fd, batch, 0, used);
-      } catch (err) {
-        if (FD_GONE.has((err as NodeJS.ErrnoException).code ?? '')) {
-          giveUp();
-          return;
-        }
-      }
-      if (n < used) enqueue(Buffer.from(batch.subarray(n, used)));
+      push(batch.subarray(0, used));
       used = 0;
+      writeBacklog(null);
+      const rest = backlog[0];
+      if (rest !== undefined && rest.buffer === batch.buffer) backlog[0] = Buffer.from(rest);
+      settled();
       return;
     }
     enqueue(taken());
