@@ -202,6 +202,18 @@ async function allocationAlone(batches: number): Promise<number> {
   return median(per);
 }
 
+/** Bytes used in old space, and in V8's other old spaces (code, trusted, large objects). */
+function oldGenerationUsed(): { old: number; other: number } {
+  let old = 0;
+  let other = 0;
+  for (const s of getHeapSpaceStatistics()) {
+    if (s.space_name === 'old_space') old += s.space_used_size;
+    else if (s.space_name !== 'new_space' && s.space_name !== 'new_large_object_space')
+      other += s.space_used_size;
+  }
+  return { old, other };
+}
+
 /**
  * Bytes the old generation keeps per stub 402: its growth over `n` of them, scavenging every
  * 2000 so that nothing young is counted (what a scavenge promotes is). A 402 that leaves
@@ -210,19 +222,9 @@ async function allocationAlone(batches: number): Promise<number> {
 async function oldGrowthAlone(n: number): Promise<{ old: number; other: number } | null> {
   const gc = (globalThis as { gc?: (o?: { type: 'minor' | 'major' }) => void }).gc;
   if (!gc) return null;
-  const sizes = () => {
-    let old = 0;
-    let other = 0;
-    for (const s of getHeapSpaceStatistics()) {
-      if (s.space_name === 'old_space') old += s.space_used_size;
-      else if (s.space_name !== 'new_space' && s.space_name !== 'new_large_object_space')
-        other += s.space_used_size;
-    }
-    return { old, other };
-  };
   gc();
   gc({ type: 'minor' });
-  const before = sizes();
+  const before = oldGenerationUsed();
   for (let i = 0; i < n; i++) {
     if (i % 2000 === 1999) {
       await new Promise((r) => setImmediate(r));
@@ -231,7 +233,7 @@ async function oldGrowthAlone(n: number): Promise<{ old: number; other: number }
     stub402();
   }
   gc({ type: 'minor' });
-  const after = sizes();
+  const after = oldGenerationUsed();
   return { old: (after.old - before.old) / n, other: (after.other - before.other) / n };
 }
 
@@ -386,8 +388,7 @@ async function forwards(): Promise<number> {
 async function forwardOldGrowth(): Promise<number | null> {
   const gc = (globalThis as { gc?: (o?: { type: 'minor' | 'major' }) => void }).gc;
   if (!gc) return null;
-  const oldUsed = () =>
-    getHeapSpaceStatistics().find((s) => s.space_name === 'old_space')?.space_used_size ?? 0;
+  const oldUsed = () => oldGenerationUsed().old;
   gc();
   gc({ type: 'minor' });
   let last = oldUsed();
