@@ -7,7 +7,7 @@
  * amounts the node sends as decimal strings, so no integer it uses can lose precision
  * (an unsafe one is refused by its checks, never rounded into a verdict).
  */
-import { Pool } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 
 export interface JsonRpc {
   /** The call's `result`; throws on a transport failure, a non-200 answer or a JSON-RPC error. */
@@ -38,28 +38,108 @@ export function parseRpcAnswer(text: string): unknown {
   return result;
 }
 
-export function createJsonRpc(rpcUrl: string): JsonRpc {
+/** The most of an answer a call reads: getTransaction answers are a few kilobytes. */
+export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+
+/**
+ * One call's exchange, over undici's dispatch API. undici's `request` API was used before:
+ * with it the caller's whole state (the paid request, the chain's answer) outlived two
+ * scavenges and was promoted, so the paid path filled the old generation (docs/performance.md,
+ * thirteenth session; rpc's test measures it). The signal ends the exchange at any point.
+ */
+class Exchange {
+  private controller: Dispatcher.DispatchController | null = null;
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private status = 0;
+  private readonly signal: AbortSignal;
+  private readonly maxBytes: number;
+  private readonly resolve: (text: string) => void;
+  private readonly reject: (err: unknown) => void;
+
+  constructor(
+    signal: AbortSignal,
+    maxBytes: number,
+    resolve: (text: string) => void,
+    reject: (err: unknown) => void,
+  ) {
+    this.signal = signal;
+    this.maxBytes = maxBytes;
+    this.resolve = resolve;
+    this.reject = reject;
+    signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  /** The signal aborted: a started exchange ends now, a queued one as it starts. */
+  private readonly onAbort = (): void => {
+    this.controller?.abort(this.signal.reason as Error);
+  };
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    if (this.signal.aborted) controller.abort(this.signal.reason as Error);
+    else this.controller = controller;
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
+    if (statusCode < 200) return; // an informational answer; the final one follows
+    this.status = statusCode;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.size += chunk.length;
+    if (this.size > this.maxBytes) {
+      controller.abort(new JsonRpcError(`the answer is larger than ${this.maxBytes} bytes`));
+      return;
+    }
+    // Any other answer than 200 is read to its end and dropped: the connection stays usable.
+    if (this.status === 200) this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.signal.removeEventListener('abort', this.onAbort);
+    if (this.status !== 200) {
+      this.reject(new JsonRpcError(`HTTP ${this.status}`));
+      return;
+    }
+    const { chunks } = this;
+    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    this.resolve(body.toString('utf8'));
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, err: unknown): void {
+    this.signal.removeEventListener('abort', this.onAbort);
+    this.reject(err);
+  }
+}
+
+export function createJsonRpc(rpcUrl: string, opts: { maxAnswerBytes?: number } = {}): JsonRpc {
   const url = new URL(rpcUrl);
   const path = `${url.pathname}${url.search}`;
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (url.username || url.password) {
     headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
   }
+  const maxBytes = opts.maxAnswerBytes ?? MAX_ANSWER_BYTES;
   // Made on first use: a verifier built but never asked opens nothing.
   let pool: Pool | null = null;
   let nextId = 0;
   return {
     async call(method, params, signal) {
+      if (signal.aborted) throw signal.reason;
       // undici's own headers and body timers are off: every call has its deadline through
       // `signal` (source.ts askChain); armed per request, they died in the old generation.
       pool ??= new Pool(url.origin, { keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 });
       const body = JSON.stringify({ jsonrpc: '2.0', id: ++nextId, method, params });
-      const res = await pool.request({ path, method: 'POST', headers, body, signal });
-      if (res.statusCode !== 200) {
-        await res.body.dump().catch(() => {});
-        throw new JsonRpcError(`HTTP ${res.statusCode}`);
-      }
-      return parseRpcAnswer(await res.body.text());
+      const dispatcher = pool;
+      const text = await new Promise<string>((resolve, reject) => {
+        const exchange = new Exchange(signal, maxBytes, resolve, reject);
+        try {
+          dispatcher.dispatch({ path, method: 'POST', headers, body }, exchange);
+        } catch (err) {
+          exchange.onResponseError(null, err);
+        }
+      });
+      return parseRpcAnswer(text);
     },
   };
 }
