@@ -128,7 +128,7 @@ async function streamThrough(
   // A v2 payment is sent after the upstream's headers and before the first byte goes out.
   body.pause();
   if (!(await paid.commit())) {
-    // Nobody reads this body any more: undici's body emits an AbortError when destroyed,
+    // Nobody reads this body any more: a body destroyed with an error emits it,
     // which with no listener would be an uncaught exception that ends the process.
     body.on('error', () => {});
     body.destroy();

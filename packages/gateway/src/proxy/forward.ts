@@ -2,12 +2,13 @@
  * The hot-path forwarder for `/p/:projectSlug/*` (DESIGN §4.9, SPEC §4.2 rules 5–9).
  *
  * One pooled keep-alive undici Agent per gateway, dialling through the guarded connector.
- * Response bodies are handed back as undici's own stream, never buffered here. One
+ * Response bodies are handed back as a stream as they arrive (forward), or to a sink
+ * (relay: undici's dispatch API both), never buffered here. One
  * deadline covers connect + headers + body: when it fires the request is aborted and, if
  * the body is already streaming, the body is destroyed with an UpstreamError of kind
  * 'upstream_timeout' (classify stream errors with `classifyUpstreamError`).
  */
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import {
   buildRequestHeaders,
@@ -181,6 +182,121 @@ function deadlineError(): UpstreamError {
   return new UpstreamError('upstream_timeout', UPSTREAM_TIMEOUT_CODE, 'upstream deadline exceeded');
 }
 
+/**
+ * undici's handler (the dispatch API) for Forwarder.forward: the answer's body is a Node
+ * stream of this module's own. Through undici's `request` API (its handler and body stream)
+ * the caller's whole state outlived two scavenges and was promoted, about 3 KB of old space
+ * per exchange: the paid path filled the old generation (docs/performance.md, thirteenth
+ * session; forward-response.test.ts measures it). One deadline over the whole exchange; the
+ * client's signal and a destroyed body end it; the declared-length cap is checked up front.
+ */
+class ForwardHandler {
+  private controller: Dispatcher.DispatchController | null = null;
+  /** Why the exchange was ended before undici started it (applied in onRequestStart). */
+  private reason: Error | null = null;
+  /** Set until the head is known: the exchange's result goes here once. */
+  private settle: ((result: ForwardResult) => void) | null;
+  private body: Readable | null = null;
+  /** The exchange ended (its end or its failure reached): the deadline and listener are gone. */
+  private finished = false;
+  private readonly timer: NodeJS.Timeout;
+  private readonly isHead: boolean;
+  private readonly maxBytes: number;
+  private readonly clientSignal: AbortSignal | undefined;
+  private readonly onClientAbort = (): void =>
+    this.stop(new UpstreamError('upstream_error', CLIENT_ABORTED_CODE, 'client went away'));
+
+  constructor(
+    isHead: boolean,
+    maxBytes: number,
+    timeoutMs: number,
+    clientSignal: AbortSignal | undefined,
+    settle: (result: ForwardResult) => void,
+  ) {
+    this.isHead = isHead;
+    this.maxBytes = maxBytes;
+    this.settle = settle;
+    this.clientSignal = clientSignal;
+    this.timer = setTimeout(forwardDeadline, timeoutMs, this);
+    clientSignal?.addEventListener('abort', this.onClientAbort, { once: true });
+  }
+
+  /** Ends the exchange with `err` (the deadline, the client leaving, the body destroyed). */
+  stop(err: Error): void {
+    if (this.finished) return;
+    if (this.controller) this.controller.abort(err);
+    else this.reason = err;
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.reason) controller.abort(this.reason);
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
+    const settle = this.settle;
+    if (statusCode < 200 || settle === null) return;
+    this.settle = null;
+    // A HEAD answer declares the length of a body it never sends.
+    const declared = this.isHead ? undefined : headers['content-length'];
+    if (typeof declared === 'string' && Number(declared) > this.maxBytes) {
+      settle({ ok: false, error: 'upstream_error', detail: RESPONSE_TOO_LARGE_CODE });
+      controller.abort(new UpstreamError('upstream_error', RESPONSE_TOO_LARGE_CODE, 'response too large'));
+      return;
+    }
+    const body = new Readable({
+      highWaterMark: 64 * 1024,
+      read: () => this.controller?.resume(),
+      destroy: (err, callback) => {
+        // The reader gave up on the body (the client left, a cap): the exchange ends with it.
+        this.stop(err ?? new UpstreamError('upstream_error', CLIENT_ABORTED_CODE, 'the body was given up'));
+        callback(err);
+      },
+    });
+    this.body = body;
+    settle({ ok: true, status: statusCode, headers: filterResponseHeaders(headers), body });
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const { body } = this;
+    if (body !== null && !body.destroyed && !body.push(chunk)) controller.pause();
+  }
+
+  onResponseEnd(): void {
+    this.finish();
+    const { body } = this;
+    if (body !== null && !body.destroyed) body.push(null);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, err: unknown): void {
+    this.finish();
+    const settle = this.settle;
+    if (settle !== null) {
+      this.settle = null;
+      const { error, detail } = classifyUpstreamError(err);
+      settle({ ok: false, error, detail });
+      return;
+    }
+    const { body } = this;
+    if (body !== null && !body.destroyed) body.destroy(err as Error);
+  }
+
+  private finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    clearTimeout(this.timer);
+    this.clientSignal?.removeEventListener('abort', this.onClientAbort);
+  }
+}
+
+function forwardDeadline(handler: ForwardHandler): void {
+  handler.stop(deadlineError());
+}
+
 export interface ForwarderOptions {
   /** Sandbox/tests only: allow http and loopback/private origins. */
   allowPrivate: boolean;
@@ -263,53 +379,24 @@ export function createForwarder(opts: ForwarderOptions): Forwarder {
     return { ok: true, origin: base.origin, path, method: req.method, headers, body };
   }
 
-  async function forward(req: ForwardRequest): Promise<ForwardResult> {
+  function forward(req: ForwardRequest): Promise<ForwardResult> {
     const prepared = prepare(req);
-    if (!prepared.ok) return prepared;
-    const { origin, path, headers, body } = prepared;
-
-    const controller = new AbortController();
-    const timer = setTimeout(onDeadline, req.timeoutMs, controller);
-    const clientSignal = req.signal;
-    const onClientAbort = () =>
-      controller.abort(new UpstreamError('upstream_error', CLIENT_ABORTED_CODE, 'client went away'));
-    clientSignal?.addEventListener('abort', onClientAbort, { once: true });
-    const cleanup = () => {
-      clearTimeout(timer);
-      clientSignal?.removeEventListener('abort', onClientAbort);
-    };
-
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await agent.request({
-        origin,
-        path,
-        method: req.method,
-        headers,
-        body,
-        signal: controller.signal,
-      });
-    } catch (err) {
-      cleanup();
-      const { error, detail } = classifyUpstreamError(err);
-      return { ok: false, error, detail };
-    }
-
-    // A HEAD answer declares the length of a body it never sends.
-    const declared = req.method === 'HEAD' ? undefined : res.headers['content-length'];
-    if (typeof declared === 'string' && Number(declared) > opts.maxResponseBytes) {
-      cleanup();
-      res.body.destroy();
-      return { ok: false, error: 'upstream_error', detail: RESPONSE_TOO_LARGE_CODE };
-    }
-    // 'close' follows end, error and destroy alike, so the deadline and listener never outlive the body.
-    res.body.once('close', cleanup);
-    return {
-      ok: true,
-      status: res.statusCode,
-      headers: filterResponseHeaders(res.headers),
-      body: res.body,
-    };
+    if (!prepared.ok) return Promise.resolve(prepared);
+    const { ok: _ok, ...dispatch } = prepared;
+    return new Promise<ForwardResult>((resolve) => {
+      const handler = new ForwardHandler(
+        req.method === 'HEAD',
+        opts.maxResponseBytes,
+        req.timeoutMs,
+        req.signal,
+        resolve,
+      );
+      try {
+        agent.dispatch(dispatch, handler);
+      } catch (err) {
+        handler.onResponseError(null, err);
+      }
+    });
   }
 
   async function probe(baseUrl: string, timeoutMs = 5_000): Promise<boolean> {
@@ -353,10 +440,6 @@ export function createForwarder(opts: ForwarderOptions): Forwarder {
     probe,
     close: () => agent.close(),
   };
-}
-
-function onDeadline(controller: AbortController): void {
-  controller.abort(deadlineError());
 }
 
 /**
