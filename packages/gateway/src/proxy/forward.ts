@@ -199,6 +199,8 @@ class ForwardHandler {
   private body: Readable | null = null;
   /** The exchange ended (its end or its failure reached): the deadline and listener are gone. */
   private finished = false;
+  /** The whole answer arrived (its end was pushed). */
+  private ended = false;
   private readonly timer: NodeJS.Timeout;
   private readonly isHead: boolean;
   private readonly maxBytes: number;
@@ -268,6 +270,7 @@ class ForwardHandler {
 
   onResponseEnd(): void {
     this.finish();
+    this.ended = true;
     const { body } = this;
     if (body !== null && !body.destroyed) body.push(null);
   }
@@ -282,7 +285,12 @@ class ForwardHandler {
       return;
     }
     const { body } = this;
-    if (body !== null && !body.destroyed) body.destroy(err as Error);
+    // An answer that ended whole stays whole, read or not.
+    if (body === null || body.destroyed || this.ended) return;
+    // Kept on the body (`errored`) for its reader, never thrown: the paid path holds a body
+    // unread while a v2 payment is sent, and a failure then must not end the process.
+    body.on('error', ignore);
+    body.destroy(err as Error);
   }
 
   private finish(): void {
@@ -292,6 +300,8 @@ class ForwardHandler {
     this.clientSignal?.removeEventListener('abort', this.onClientAbort);
   }
 }
+
+function ignore(): void {}
 
 function forwardDeadline(handler: ForwardHandler): void {
   handler.stop(deadlineError());

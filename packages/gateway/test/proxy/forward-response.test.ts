@@ -293,6 +293,22 @@ describe('client abort', () => {
   });
 });
 
+describe('a body nobody reads yet', () => {
+  it('keeps an upstream failure on the body (errored) instead of throwing it', async () => {
+    // The paid path holds the body unread while a v2 payment is sent: an upstream that fails
+    // meanwhile must not become an uncaught exception (undici's own body swallowed it too).
+    upstream().handle((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('part of it');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const r = await ok(forwarder.forward(request()));
+    r.body.pause();
+    await waitFor(() => r.body.errored !== null);
+    expect(classifyUpstreamError(r.body.errored)).toMatchObject({ error: 'upstream_error' });
+  });
+});
+
 describe('memory', () => {
   it('keeps nothing of its caller: the caller’s state is not promoted to the old generation', async () => {
     // Through undici's `request` API the caller's whole state outlived two scavenges and was
