@@ -134,6 +134,21 @@ async function streamThrough(
     body.destroy();
     return sendSettlementFailed(reply, paid);
   }
+  // The upstream failed while the payment was sent (nobody read the body then): its failure is
+  // on the body, and no event will come. The payment waits for a retry, as for any failure.
+  const failed = body.errored ?? (body.destroyed && !body.readableEnded ? prematureClose() : null);
+  if (failed) {
+    const { error, detail } = classifyUpstreamError(failed);
+    const terms = await paid.fail(detail);
+    onSettled?.({ delivered: false, terms });
+    return sendRetryable(
+      reply,
+      error === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error',
+      'the upstream failed while sending its answer',
+      terms,
+      { reason: detail },
+    );
+  }
   const chunks: Buffer[] = [];
   let kept = 0;
   let tooLarge = false;
@@ -195,4 +210,8 @@ async function streamThrough(
   }
   reply.code(status).headers(headers).headers(paid.receiptHeaders);
   return reply.send(out);
+}
+
+function prematureClose(): Error {
+  return Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
 }
