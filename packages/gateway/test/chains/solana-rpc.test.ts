@@ -2,7 +2,7 @@
  * The Solana JSON-RPC client (chains/solana/rpc.ts) against a real local HTTP server: what a
  * call gives back, how it fails, how its signal ends it, and what it leaves in the heap.
  */
-import { once } from 'node:events';
+import { getEventListeners, once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -91,6 +91,35 @@ describe('createJsonRpc', () => {
     const pending = rpc.call('getSlot', [], during.signal);
     setTimeout(() => during.abort(new Error('deadline')), 50);
     await expect(pending).rejects.toThrow('deadline');
+  });
+
+  it('ends a call aborted while it waits for its connection, before anything is sent', async () => {
+    let requests = 0;
+    const url = await serve((_req, _body, res) => {
+      requests++;
+      res.writeHead(200).end('{"jsonrpc":"2.0","id":1,"result":1}');
+    });
+    const rpc = createJsonRpc(url);
+    const ac = new AbortController();
+    const pending = rpc.call('getSlot', [], ac.signal);
+    ac.abort(new Error('gone while queued')); // the connection is still being made
+    await expect(pending).rejects.toThrow('gone while queued');
+    await expect(rpc.call('getSlot', [], never())).resolves.toBe(1);
+    expect(requests).toBe(1);
+  });
+
+  it('leaves no listener on a signal it was given, whether the call succeeded or failed', async () => {
+    let n = 0;
+    const url = await serve((_req, _body, res) => {
+      n++;
+      if (n % 2 === 0) res.writeHead(500).end();
+      else res.writeHead(200).end('{"jsonrpc":"2.0","id":1,"result":1}');
+    });
+    const rpc = createJsonRpc(url);
+    const shared = new AbortController().signal;
+    for (let i = 0; i < 4; i++) await rpc.call('getSlot', [], shared).catch(() => undefined);
+    expect(n).toBe(4);
+    expect(getEventListeners(shared, 'abort')).toHaveLength(0);
   });
 
   it('gives up on an answer larger than its bound', async () => {

@@ -1,4 +1,4 @@
-import { once } from 'node:events';
+import { getEventListeners, once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
@@ -306,6 +306,20 @@ describe('a body nobody reads yet', () => {
     r.body.pause();
     await waitFor(() => r.body.errored !== null);
     expect(classifyUpstreamError(r.body.errored)).toMatchObject({ error: 'upstream_error' });
+  });
+});
+
+describe('the client’s signal', () => {
+  it('holds no listener of a finished exchange, answered or failed', async () => {
+    const shared = new AbortController().signal;
+    for (let i = 0; i < 3; i++) {
+      const r = await ok(forwarder.forward(request({ signal: shared })));
+      await readCapped(r.body, 1024);
+    }
+    expect(
+      await forwarder.forward(request({ signal: shared, baseUrl: `http://127.0.0.1:${await closedPort()}` })),
+    ).toMatchObject({ ok: false });
+    expect(getEventListeners(shared, 'abort')).toHaveLength(0);
   });
 });
 
