@@ -92,32 +92,59 @@ interface Prepared {
 }
 
 /**
- * undici's handler (the dispatch API) for Forwarder.relay: one deadline over the whole
- * exchange, the declared-length cap up front, filtered headers, backpressure through the
- * controller, and exactly one end or fail for the sink.
+ * What relay's and forward's undici handlers share: one deadline over the whole exchange, a
+ * stop that works before undici has started the exchange too, and the declared-length cap.
  */
-class RelayHandler implements Relay {
-  private controller: Dispatcher.DispatchController | null = null;
+abstract class DeadlineExchange {
+  protected controller: Dispatcher.DispatchController | null = null;
   /** Why the exchange was ended before undici started it (applied in onRequestStart). */
   private reason: Error | null = null;
-  private finished = false;
-  private readonly timer: NodeJS.Timeout;
-  private readonly sink: RelaySink;
+  /** The exchange ended (its end or its failure reached). */
+  protected finished = false;
+  protected readonly timer: NodeJS.Timeout;
   private readonly isHead: boolean;
   private readonly maxBytes: number;
 
-  constructor(sink: RelaySink, isHead: boolean, maxBytes: number, timeoutMs: number) {
-    this.sink = sink;
+  constructor(isHead: boolean, maxBytes: number, timeoutMs: number) {
     this.isHead = isHead;
     this.maxBytes = maxBytes;
-    this.timer = setTimeout(relayDeadline, timeoutMs, this);
+    this.timer = setTimeout(exchangeDeadline, timeoutMs, this);
   }
 
-  /** Ends the exchange with `err` (the deadline, the client leaving, a body too large). */
+  /** Ends the exchange with `err` (the deadline, the client leaving, a body too large or given up). */
   stop(err: Error): void {
     if (this.finished) return;
     if (this.controller) this.controller.abort(err);
     else this.reason = err;
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.reason) controller.abort(this.reason);
+  }
+
+  /** The answer declares a body over the cap (a HEAD answer declares the length of a body it never sends). */
+  protected declaresTooMuch(headers: Record<string, string | string[] | undefined>): boolean {
+    const declared = this.isHead ? undefined : headers['content-length'];
+    return typeof declared === 'string' && Number(declared) > this.maxBytes;
+  }
+}
+
+function exchangeDeadline(exchange: DeadlineExchange): void {
+  exchange.stop(deadlineError());
+}
+
+/**
+ * undici's handler (the dispatch API) for Forwarder.relay: one deadline over the whole
+ * exchange, the declared-length cap up front, filtered headers, backpressure through the
+ * controller, and exactly one end or fail for the sink.
+ */
+class RelayHandler extends DeadlineExchange implements Relay {
+  private readonly sink: RelaySink;
+
+  constructor(sink: RelaySink, isHead: boolean, maxBytes: number, timeoutMs: number) {
+    super(isHead, maxBytes, timeoutMs);
+    this.sink = sink;
   }
 
   resume(): void {
@@ -128,20 +155,13 @@ class RelayHandler implements Relay {
     this.stop(new UpstreamError('upstream_error', CLIENT_ABORTED_CODE, 'client went away'));
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.reason) controller.abort(this.reason);
-  }
-
   onResponseStart(
     controller: Dispatcher.DispatchController,
     statusCode: number,
     headers: Record<string, string | string[] | undefined>,
   ): void {
     if (statusCode < 200 || this.finished) return;
-    // A HEAD answer declares the length of a body it never sends.
-    const declared = this.isHead ? undefined : headers['content-length'];
-    if (typeof declared === 'string' && Number(declared) > this.maxBytes) {
+    if (this.declaresTooMuch(headers)) {
       this.done({ error: 'upstream_error', detail: RESPONSE_TOO_LARGE_CODE });
       controller.abort(new UpstreamError('upstream_error', RESPONSE_TOO_LARGE_CODE, 'response too large'));
       return;
@@ -173,10 +193,6 @@ class RelayHandler implements Relay {
   }
 }
 
-function relayDeadline(handler: RelayHandler): void {
-  handler.stop(deadlineError());
-}
-
 /** What an exchange is ended with when its deadline passes (forward and relay alike). */
 function deadlineError(): UpstreamError {
   return new UpstreamError('upstream_timeout', UPSTREAM_TIMEOUT_CODE, 'upstream deadline exceeded');
@@ -190,20 +206,12 @@ function deadlineError(): UpstreamError {
  * session; forward-response.test.ts measures it). One deadline over the whole exchange; the
  * client's signal and a destroyed body end it; the declared-length cap is checked up front.
  */
-class ForwardHandler {
-  private controller: Dispatcher.DispatchController | null = null;
-  /** Why the exchange was ended before undici started it (applied in onRequestStart). */
-  private reason: Error | null = null;
+class ForwardHandler extends DeadlineExchange {
   /** Set until the head is known: the exchange's result goes here once. */
   private settle: ((result: ForwardResult) => void) | null;
   private body: Readable | null = null;
-  /** The exchange ended (its end or its failure reached): the deadline and listener are gone. */
-  private finished = false;
   /** The whole answer arrived (its end was pushed). */
   private ended = false;
-  private readonly timer: NodeJS.Timeout;
-  private readonly isHead: boolean;
-  private readonly maxBytes: number;
   private readonly clientSignal: AbortSignal | undefined;
   private readonly onClientAbort = (): void =>
     this.stop(new UpstreamError('upstream_error', CLIENT_ABORTED_CODE, 'client went away'));
@@ -215,24 +223,10 @@ class ForwardHandler {
     clientSignal: AbortSignal | undefined,
     settle: (result: ForwardResult) => void,
   ) {
-    this.isHead = isHead;
-    this.maxBytes = maxBytes;
+    super(isHead, maxBytes, timeoutMs);
     this.settle = settle;
     this.clientSignal = clientSignal;
-    this.timer = setTimeout(forwardDeadline, timeoutMs, this);
     clientSignal?.addEventListener('abort', this.onClientAbort, { once: true });
-  }
-
-  /** Ends the exchange with `err` (the deadline, the client leaving, the body destroyed). */
-  stop(err: Error): void {
-    if (this.finished) return;
-    if (this.controller) this.controller.abort(err);
-    else this.reason = err;
-  }
-
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.reason) controller.abort(this.reason);
   }
 
   onResponseStart(
@@ -243,9 +237,7 @@ class ForwardHandler {
     const settle = this.settle;
     if (statusCode < 200 || settle === null) return;
     this.settle = null;
-    // A HEAD answer declares the length of a body it never sends.
-    const declared = this.isHead ? undefined : headers['content-length'];
-    if (typeof declared === 'string' && Number(declared) > this.maxBytes) {
+    if (this.declaresTooMuch(headers)) {
       settle({ ok: false, error: 'upstream_error', detail: RESPONSE_TOO_LARGE_CODE });
       controller.abort(new UpstreamError('upstream_error', RESPONSE_TOO_LARGE_CODE, 'response too large'));
       return;
@@ -302,10 +294,6 @@ class ForwardHandler {
 }
 
 function ignore(): void {}
-
-function forwardDeadline(handler: ForwardHandler): void {
-  handler.stop(deadlineError());
-}
 
 export interface ForwarderOptions {
   /** Sandbox/tests only: allow http and loopback/private origins. */
