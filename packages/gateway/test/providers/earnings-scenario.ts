@@ -289,10 +289,12 @@ export function earningsScenario(
         `/v1/projects/${slug}/payments?cursor=${encodeURIComponent(cursor)}&status=delivered`,
         'invalid_cursor',
       );
-      await bad(
-        `/v1/projects/${slug}/payments?cursor=${encodeURIComponent(`${cursor.slice(0, -2)}AA`)}`,
-        'invalid_cursor',
-      );
+      // Its signature altered for sure: the second-to-last character is six bits of it (the
+      // last one is partly padding), and it is replaced by another (an "AA" put over an "AA"
+      // was no change at all, about one run in 4096).
+      const tampered = `${cursor.slice(0, -2)}${cursor.at(-2) === 'A' ? 'B' : 'A'}${cursor.at(-1)}`;
+      expect(tampered).not.toBe(cursor);
+      await bad(`/v1/projects/${slug}/payments?cursor=${encodeURIComponent(tampered)}`, 'invalid_cursor');
       await bad(`/v1/projects/${slug}/payments?cursor=garbage`, 'invalid_cursor');
       await bad(`/v1/projects/${slug}/payments?from=yesterday`, 'invalid_time');
       await bad(`/v1/projects/${slug}/earnings?from=2026-02-01&to=2026-01-01`, 'invalid_range');
