@@ -10,7 +10,7 @@ import type { FastifyReply } from 'fastify';
 import { ApiError } from '../errors.ts';
 import type { PaidRequest, RetryTerms } from '../payments/settle.ts';
 import { readCapped } from '../proxy/forward.ts';
-import { classifyUpstreamError } from '../proxy/upstream-error.ts';
+import { classifyUpstreamError, prematureCloseError } from '../proxy/upstream-error.ts';
 import type { StoredResponse } from '../store/store.ts';
 import { NOT_RETAINED, sendRetryable, sendSettlementFailed } from './respond.ts';
 
@@ -61,9 +61,27 @@ async function readWhole(body: Readable, maxBytes: number): Promise<Buffer | Rea
     const bytes = await readCapped(body, maxBytes);
     return bytes === 'too_large' ? { code: 'upstream_error', reason: 'length_mismatch' } : bytes;
   } catch (err) {
-    const { error, detail } = classifyUpstreamError(err);
-    return { code: error === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error', reason: detail };
+    return readFailureOf(err);
   }
+}
+
+function readFailureOf(err: unknown): ReadFailure {
+  const { error, detail } = classifyUpstreamError(err);
+  return { code: error === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error', reason: detail };
+}
+
+/** The upstream failed before any of its answer went out: the payment waits for a retry. */
+async function giveBack(
+  reply: FastifyReply,
+  paid: PaidRequest,
+  failure: ReadFailure,
+  onSettled?: (s: Settled) => void,
+): Promise<FastifyReply> {
+  const terms = await paid.fail(failure.reason);
+  onSettled?.({ delivered: false, terms });
+  return sendRetryable(reply, failure.code, 'the upstream failed while sending its answer', terms, {
+    reason: failure.reason,
+  });
 }
 
 async function sendSmall(
@@ -95,13 +113,7 @@ async function bufferCompleteSend(
   onSettled?: (s: Settled) => void,
 ): Promise<FastifyReply> {
   const bytes = await readWhole(body, maxStoredBytes);
-  if (!Buffer.isBuffer(bytes)) {
-    const terms = await paid.fail(bytes.reason);
-    onSettled?.({ delivered: false, terms });
-    return sendRetryable(reply, bytes.code, 'the upstream failed while sending its answer', terms, {
-      reason: bytes.reason,
-    });
-  }
+  if (!Buffer.isBuffer(bytes)) return giveBack(reply, paid, bytes, onSettled);
   // A v2 payment is sent now, with the whole answer in hand; nothing goes out unless it lands.
   if (!(await paid.commit())) return sendSettlementFailed(reply, paid);
   await paid.deliver({ status, headers: flattenHeaders(headers), body: bytes });
@@ -136,19 +148,8 @@ async function streamThrough(
   }
   // The upstream failed while the payment was sent (nobody read the body then): its failure is
   // on the body, and no event will come. The payment waits for a retry, as for any failure.
-  const failed = body.errored ?? (body.destroyed && !body.readableEnded ? prematureClose() : null);
-  if (failed) {
-    const { error, detail } = classifyUpstreamError(failed);
-    const terms = await paid.fail(detail);
-    onSettled?.({ delivered: false, terms });
-    return sendRetryable(
-      reply,
-      error === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error',
-      'the upstream failed while sending its answer',
-      terms,
-      { reason: detail },
-    );
-  }
+  const failed = body.errored ?? (body.destroyed && !body.readableEnded ? prematureCloseError() : null);
+  if (failed) return giveBack(reply, paid, readFailureOf(failed), onSettled);
   const chunks: Buffer[] = [];
   let kept = 0;
   let tooLarge = false;
@@ -210,8 +211,4 @@ async function streamThrough(
   }
   reply.code(status).headers(headers).headers(paid.receiptHeaders);
   return reply.send(out);
-}
-
-function prematureClose(): Error {
-  return Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
 }

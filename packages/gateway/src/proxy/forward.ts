@@ -23,6 +23,7 @@ import type { ResolveHost } from './origin-url.ts';
 import {
   CLIENT_ABORTED_CODE,
   classifyUpstreamError,
+  prematureCloseError,
   RESPONSE_TOO_LARGE_CODE,
   toUpstreamError,
   UPSTREAM_TIMEOUT_CODE,
@@ -475,8 +476,7 @@ export function readCapped(body: Readable, maxBytes: number): Promise<Buffer | '
       chunks.push(buf);
     };
     const onEnd = () => finish(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total));
-    const onClose = () =>
-      finish(Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    const onClose = () => finish(prematureCloseError());
     body.on('error', (err) => finish(err));
     // Already over: its 'error' or 'close' came before these listeners.
     if (body.errored) return finish(body.errored);

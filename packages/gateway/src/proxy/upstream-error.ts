@@ -77,3 +77,8 @@ function errorCode(err: unknown): string {
   }
   return 'unknown';
 }
+
+/** What a body that closed before its end fails with (as Node's own streams name it). */
+export function prematureCloseError(): Error {
+  return Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+}
