@@ -89,155 +89,231 @@ export function createPaidRequest(
   payment: PaymentRef,
   log?: PaymentLog,
 ): PaidRequest {
-  const { id, attempt } = redemption;
-  // What every line about this request carries; never the proof.
-  const ids = { redemption: id, attempt, chain: payment.chain, tx: payment.txId };
-  if (log) log.redemption = id;
-  const ended = (outcome: NonNullable<PaymentLog['outcome']>, reason?: string) => {
+  return new HeldPayment(d, redemption, payment, log);
+}
+
+/**
+ * A class, not an object literal: a literal with getters over its closure's state got a
+ * hidden class of its own per request, made in the old generation, which kept the request's
+ * young objects alive through scavenges until a mark-compact (2.2 KB per request in
+ * paid-request.test.ts, 3-5 MB promoted per scavenge in the bench's paid scenario).
+ */
+class HeldPayment implements PaidRequest {
+  readonly redemptionId: string;
+  readonly claims: RequirementClaims;
+  readonly payment: PaymentRef;
+  readonly receiptHeaders: Record<string, string>;
+  #settled = false;
+  #committed: boolean;
+  #failure: PaidRequest['settlementFailure'] = null;
+  #renewing: NodeJS.Timeout | null;
+  readonly #d: PaidRequestDeps;
+  readonly #attempt: number;
+  readonly #failures: number;
+  readonly #log: PaymentLog | undefined;
+
+  constructor(d: PaidRequestDeps, redemption: Redemption, payment: PaymentRef, log: PaymentLog | undefined) {
+    this.#d = d;
+    this.redemptionId = redemption.id;
+    this.#attempt = redemption.attempt;
+    this.#failures = redemption.failures;
+    this.claims = payment.claims;
+    this.payment = payment;
+    this.receiptHeaders = payment.receipt(true);
+    this.#log = log;
+    if (log) log.redemption = redemption.id;
+    this.#committed = payment.send === undefined;
+    this.#renewing = setInterval(
+      HeldPayment.#renewLease,
+      Math.max(100, Math.min(MAX_RENEW_EVERY_MS, Math.floor(d.leaseMs / 3))),
+      this,
+    );
+    this.#renewing.unref();
+  }
+
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  get settlementFailure(): PaidRequest['settlementFailure'] {
+    return this.#failure;
+  }
+
+  /** What every line about this request carries; never the proof. */
+  #ids() {
+    return {
+      redemption: this.redemptionId,
+      attempt: this.#attempt,
+      chain: this.payment.chain,
+      tx: this.payment.txId,
+    };
+  }
+
+  #ended(outcome: NonNullable<PaymentLog['outcome']>, reason?: string): void {
+    const log = this.#log;
     if (!log) return;
     log.outcome = outcome;
     if (reason !== undefined) log.reason = reason;
-  };
-  const step = (name: string, outcome: string) => d.metrics.settlement.inc({ step: name, outcome });
-  let settled = false;
-  let committed = payment.send === undefined;
-  let failure: PaidRequest['settlementFailure'] = null;
-  let renewing: NodeJS.Timeout | null = setInterval(
-    () => void renew(),
-    Math.max(100, Math.min(MAX_RENEW_EVERY_MS, Math.floor(d.leaseMs / 3))),
-  );
-  renewing.unref();
-  const stopRenewing = () => {
-    if (renewing) clearInterval(renewing);
-    renewing = null;
-  };
-  async function renew(): Promise<void> {
-    try {
-      const held = await d.redemptions.renew(id, attempt, d.now() + d.leaseMs);
-      // A renewal that was in flight while this request settled finds the row settled: fine.
-      if (held || settled) return;
-      stopRenewing();
-      step('renew', 'lease_lost');
-      d.log?.error(ids, 'paid request lost its lease while in flight');
-    } catch (err) {
-      if (settled) return;
-      step('renew', 'db_error');
-      d.log?.error({ ...ids, err }, 'could not renew the lease of a paid request');
-    }
   }
-  const settle = (): boolean => {
-    if (settled) return false;
-    settled = true;
-    stopRenewing();
-    return true;
-  };
-  async function release(kind: 'fail' | 'abandon', reason: string, retryAtMs: number): Promise<void> {
+
+  #step(name: string, outcome: string): void {
+    this.#d.metrics.settlement.inc({ step: name, outcome });
+  }
+
+  #stopRenewing(): void {
+    if (this.#renewing) clearInterval(this.#renewing);
+    this.#renewing = null;
+  }
+
+  /** The renewal timer's callback (setInterval's argument: no closure per request). */
+  static #renewLease(this: void, paid: HeldPayment): void {
+    void paid.#renew();
+  }
+
+  async #renew(): Promise<void> {
+    const d = this.#d;
     try {
-      const held = await d.redemptions.release(id, attempt, { failed: kind === 'fail', retryAtMs });
-      step(kind, held ? reason : 'lease_lost');
-      if (!held) d.log?.error({ ...ids, reason }, 'paid request lost its lease before releasing it');
-      else
-        d.log?.warn({ ...ids, reason }, `paid request ${kind === 'fail' ? 'failed upstream' : 'abandoned'}`);
+      const held = await d.redemptions.renew(this.redemptionId, this.#attempt, d.now() + d.leaseMs);
+      // A renewal that was in flight while this request settled finds the row settled: fine.
+      if (held || this.#settled) return;
+      this.#stopRenewing();
+      this.#step('renew', 'lease_lost');
+      d.log?.error(this.#ids(), 'paid request lost its lease while in flight');
     } catch (err) {
-      // The lease runs out on its own, and then the payment works again.
-      step(kind, 'db_error');
-      d.log?.error({ ...ids, reason, err }, 'could not release a paid request; it frees when its lease ends');
+      if (this.#settled) return;
+      this.#step('renew', 'db_error');
+      d.log?.error({ ...this.#ids(), err }, 'could not renew the lease of a paid request');
     }
   }
 
-  const paid: PaidRequest = {
-    redemptionId: id,
-    claims: payment.claims,
-    payment,
-    receiptHeaders: payment.receipt(true),
-    get settled() {
-      return settled;
-    },
-    get settlementFailure() {
-      return failure;
-    },
-    async commit() {
-      if (committed) return true;
-      if (settled || !payment.send) return false;
-      let result: ChainSettlement;
-      try {
-        result = await payment.send();
-      } catch (err) {
-        // Not known to have landed: a retry with the same payment sends it again (idempotent).
-        result = { ok: false, reason: 'settlement_unavailable', message: 'the chain could not be reached' };
-        d.log?.error({ ...ids, err }, 'could not settle a v2 payment');
-      }
-      if (!result.ok) {
-        step('commit', result.reason);
-        // The payer gets a 402 with this reason and is charged nothing: a refused payment.
-        d.metrics.paymentsRejected.inc({ format: 'v2', reason: reasonLabel(result.reason) });
-        ended('not_settled', result.reason);
-        d.log?.error({ ...ids, reason: result.reason }, 'v2 payment did not settle; the answer is withheld');
-        failure = {
-          reason: result.reason,
-          message: result.message,
-          headers: payment.receipt(false, result.reason),
-        };
-        if (settle()) await release('abandon', `settlement_${result.reason}`, 0);
-        return false;
-      }
-      committed = true;
-      step('commit', 'ok');
-      if (d.onSent) {
-        await d.onSent(paid).catch((err) => {
-          step('commit', 'record_failed');
-          d.log?.error({ ...ids, err }, 'v2 payment settled but its payable could not be recorded');
-        });
-      }
-      return true;
-    },
-    async deliver(response) {
-      if (!committed) throw new Error('deliver() before a successful commit()');
-      if (!settle()) return;
-      // The payer gets this answer whether or not it could be stored.
-      ended('delivered');
-      for (let tryNo = 1; ; tryNo++) {
-        try {
-          if (await d.redemptions.complete(id, attempt, response, d.now())) {
-            step('deliver', 'ok');
-            // Counted once per payment: only the attempt whose completion was stored.
-            d.metrics.usdcVolume.inc({ chain: payment.chain }, Number(paidAmount(payment)));
-          } else {
-            // Fenced off: another attempt took the payment over. The payer still gets this answer.
-            step('deliver', 'lease_lost');
-            d.log?.error(ids, 'paid request lost its lease before completing; answer sent but not stored');
-          }
-          return;
-        } catch (err) {
-          if (tryNo >= COMPLETE_TRIES) {
-            step('deliver', 'db_error');
-            d.log?.error({ ...ids, err }, 'could not store a delivered answer; it frees when its lease ends');
-            return;
-          }
-          await new Promise((r) => setTimeout(r, 50 * tryNo));
-        }
-      }
-    },
-    async fail(reason) {
-      // A v2 payment was never sent: the payer is charged nothing, so no retry window applies.
-      const v2 = payment.send !== undefined && !committed;
-      const retryAfterSec = v2 ? 0 : d.paidRetryAfterSec;
-      if (settle()) {
-        ended('failed', reason);
-        await release('fail', reason, d.now() + retryAfterSec * 1000);
-      }
-      return {
-        retryAfterSec,
-        countsForHealth: redemption.failures === 0,
-        headers: { 'retry-after': String(Math.max(1, retryAfterSec)), ...payment.receipt(false, reason) },
+  #settle(): boolean {
+    if (this.#settled) return false;
+    this.#settled = true;
+    this.#stopRenewing();
+    return true;
+  }
+
+  async #release(kind: 'fail' | 'abandon', reason: string, retryAtMs: number): Promise<void> {
+    const d = this.#d;
+    try {
+      const held = await d.redemptions.release(this.redemptionId, this.#attempt, {
+        failed: kind === 'fail',
+        retryAtMs,
+      });
+      this.#step(kind, held ? reason : 'lease_lost');
+      if (!held) d.log?.error({ ...this.#ids(), reason }, 'paid request lost its lease before releasing it');
+      else
+        d.log?.warn(
+          { ...this.#ids(), reason },
+          `paid request ${kind === 'fail' ? 'failed upstream' : 'abandoned'}`,
+        );
+    } catch (err) {
+      // The lease runs out on its own, and then the payment works again.
+      this.#step(kind, 'db_error');
+      d.log?.error(
+        { ...this.#ids(), reason, err },
+        'could not release a paid request; it frees when its lease ends',
+      );
+    }
+  }
+
+  async commit(): Promise<boolean> {
+    if (this.#committed) return true;
+    const { payment } = this;
+    const d = this.#d;
+    if (this.#settled || !payment.send) return false;
+    let result: ChainSettlement;
+    try {
+      result = await payment.send();
+    } catch (err) {
+      // Not known to have landed: a retry with the same payment sends it again (idempotent).
+      result = { ok: false, reason: 'settlement_unavailable', message: 'the chain could not be reached' };
+      d.log?.error({ ...this.#ids(), err }, 'could not settle a v2 payment');
+    }
+    if (!result.ok) {
+      this.#step('commit', result.reason);
+      // The payer gets a 402 with this reason and is charged nothing: a refused payment.
+      d.metrics.paymentsRejected.inc({ format: 'v2', reason: reasonLabel(result.reason) });
+      this.#ended('not_settled', result.reason);
+      d.log?.error(
+        { ...this.#ids(), reason: result.reason },
+        'v2 payment did not settle; the answer is withheld',
+      );
+      this.#failure = {
+        reason: result.reason,
+        message: result.message,
+        headers: payment.receipt(false, result.reason),
       };
-    },
-    async abandon(reason) {
-      if (settle()) {
-        ended('abandoned', reason);
-        await release('abandon', reason, 0);
+      if (this.#settle()) await this.#release('abandon', `settlement_${result.reason}`, 0);
+      return false;
+    }
+    this.#committed = true;
+    this.#step('commit', 'ok');
+    if (d.onSent) {
+      await d.onSent(this).catch((err) => {
+        this.#step('commit', 'record_failed');
+        d.log?.error({ ...this.#ids(), err }, 'v2 payment settled but its payable could not be recorded');
+      });
+    }
+    return true;
+  }
+
+  async deliver(response: StoredResponse): Promise<void> {
+    if (!this.#committed) throw new Error('deliver() before a successful commit()');
+    if (!this.#settle()) return;
+    const d = this.#d;
+    // The payer gets this answer whether or not it could be stored.
+    this.#ended('delivered');
+    for (let tryNo = 1; ; tryNo++) {
+      try {
+        if (await d.redemptions.complete(this.redemptionId, this.#attempt, response, d.now())) {
+          this.#step('deliver', 'ok');
+          // Counted once per payment: only the attempt whose completion was stored.
+          d.metrics.usdcVolume.inc({ chain: this.payment.chain }, Number(paidAmount(this.payment)));
+        } else {
+          // Fenced off: another attempt took the payment over. The payer still gets this answer.
+          this.#step('deliver', 'lease_lost');
+          d.log?.error(
+            this.#ids(),
+            'paid request lost its lease before completing; answer sent but not stored',
+          );
+        }
+        return;
+      } catch (err) {
+        if (tryNo >= COMPLETE_TRIES) {
+          this.#step('deliver', 'db_error');
+          d.log?.error(
+            { ...this.#ids(), err },
+            'could not store a delivered answer; it frees when its lease ends',
+          );
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 50 * tryNo));
       }
-    },
-  };
-  return paid;
+    }
+  }
+
+  async fail(reason: string): Promise<RetryTerms> {
+    const { payment } = this;
+    const d = this.#d;
+    // A v2 payment was never sent: the payer is charged nothing, so no retry window applies.
+    const v2 = payment.send !== undefined && !this.#committed;
+    const retryAfterSec = v2 ? 0 : d.paidRetryAfterSec;
+    if (this.#settle()) {
+      this.#ended('failed', reason);
+      await this.#release('fail', reason, d.now() + retryAfterSec * 1000);
+    }
+    return {
+      retryAfterSec,
+      countsForHealth: this.#failures === 0,
+      headers: { 'retry-after': String(Math.max(1, retryAfterSec)), ...payment.receipt(false, reason) },
+    };
+  }
+
+  async abandon(reason: string): Promise<void> {
+    if (this.#settle()) {
+      this.#ended('abandoned', reason);
+      await this.#release('abandon', reason, 0);
+    }
+  }
 }
