@@ -3,7 +3,7 @@
  *
  * One pooled keep-alive undici Agent per gateway, dialling through the guarded connector.
  * Response bodies are handed back as a stream as they arrive (forward), or to a sink
- * (relay: undici's dispatch API both), never buffered here. One
+ * (relay), both through undici's dispatch API, never buffered here. One
  * deadline covers connect + headers + body: when it fires the request is aborted and, if
  * the body is already streaming, the body is destroyed with an UpstreamError of kind
  * 'upstream_timeout' (classify stream errors with `classifyUpstreamError`).

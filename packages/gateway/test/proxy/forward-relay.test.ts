@@ -6,8 +6,6 @@
  * that leaves, and backpressure.
  */
 import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import {
   CLIENT_ABORTED_CODE,
@@ -18,7 +16,7 @@ import {
 } from '../../src/proxy/index.ts';
 import { oldBytesPerAsyncCall } from '../support/old-generation.ts';
 import { useForwarding, waitFor } from './forward-harness.ts';
-import { closedPort } from './upstream.ts';
+import { closedPort, withForgetfulOrigin } from './upstream.ts';
 
 const { up: upstream, forwarder, request } = useForwarding();
 
@@ -205,23 +203,13 @@ describe('relay', () => {
     // undici's headers and body timers are objects in a list it sweeps every half second:
     // armed per request, they outlive two scavenges and are promoted, to die in the old
     // generation (decimal.ts tells what that garbage costs). Every exchange has its deadline.
-    // An origin that keeps nothing of what it was sent (the harness's remembers every request).
-    const origin = createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' }).end('ok');
-    });
-    origin.listen(0, '127.0.0.1');
-    await once(origin, 'listening');
-    const { port } = origin.address() as AddressInfo;
-    try {
-      const perExchange = await oldBytesPerAsyncCall(async () => {
-        const { seen, settled } = relay(request({ baseUrl: `http://127.0.0.1:${port}` }));
+    const perExchange = await withForgetfulOrigin('text/plain', 'ok', (baseUrl) =>
+      oldBytesPerAsyncCall(async () => {
+        const { seen, settled } = relay(request({ baseUrl }));
         await settled;
         if (seen.ended !== 1) throw new Error(`the exchange failed: ${JSON.stringify(seen.failed)}`);
-      }, 3000);
-      expect(perExchange).toBeLessThan(30);
-    } finally {
-      origin.closeAllConnections();
-      origin.close();
-    }
+      }, 3000),
+    );
+    expect(perExchange).toBeLessThan(30);
   });
 });

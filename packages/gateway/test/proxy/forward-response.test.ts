@@ -1,6 +1,4 @@
 import { getEventListeners, once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import {
   CLIENT_ABORTED_CODE,
@@ -13,7 +11,7 @@ import {
 } from '../../src/proxy/index.ts';
 import { oldBytesPerAsyncCall } from '../support/old-generation.ts';
 import { ok, useForwarding, waitFor } from './forward-harness.ts';
-import { closedPort } from './upstream.ts';
+import { closedPort, withForgetfulOrigin } from './upstream.ts';
 
 const { up: upstream, forwarder, request, roundTrip } = useForwarding();
 
@@ -327,25 +325,16 @@ describe('memory', () => {
   it('keeps nothing of its caller: the caller’s state is not promoted to the old generation', async () => {
     // Through undici's `request` API the caller's whole state outlived two scavenges and was
     // promoted (about 5 KB of old space per exchange here; the paid path, in the bench).
-    const origin = createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2' }).end('{}');
-    });
-    origin.listen(0, '127.0.0.1');
-    await once(origin, 'listening');
-    const { port } = origin.address() as AddressInfo;
-    try {
-      const perExchange = await oldBytesPerAsyncCall(async () => {
+    const perExchange = await withForgetfulOrigin('application/json', '{}', (baseUrl) =>
+      oldBytesPerAsyncCall(async () => {
         // What a paid request holds while its answer comes.
         const state = Array.from({ length: 40 }, (_, k) => ({ k, text: `${'q'.repeat(60)}${k}` }));
-        const r = await forwarder.forward(request({ baseUrl: `http://127.0.0.1:${port}` }));
+        const r = await forwarder.forward(request({ baseUrl }));
         if (!r.ok) throw new Error(`the exchange failed: ${r.detail}`);
         const bytes = await readCapped(r.body, 1024);
         if (bytes === 'too_large' || bytes.length + state.length !== 42) throw new Error('wrong answer');
-      }, 400);
-      expect(perExchange).toBeLessThan(1000);
-    } finally {
-      origin.closeAllConnections();
-      origin.close();
-    }
+      }, 400),
+    );
+    expect(perExchange).toBeLessThan(1000);
   });
 });

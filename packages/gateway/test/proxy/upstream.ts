@@ -93,3 +93,28 @@ export async function closedPort(): Promise<number> {
   await once(s, 'close');
   return port;
 }
+
+/**
+ * Runs `run` against an origin that answers every request with `body` and keeps nothing of
+ * what it was sent (startUpstream remembers every request): for the old-generation tests,
+ * whose count would include the origin's own records.
+ */
+export async function withForgetfulOrigin<T>(
+  contentType: string,
+  body: string,
+  run: (baseUrl: string) => Promise<T>,
+): Promise<T> {
+  const length = String(Buffer.byteLength(body));
+  const origin = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': contentType, 'content-length': length }).end(body);
+  });
+  origin.listen(0, '127.0.0.1');
+  await once(origin, 'listening');
+  const { port } = origin.address() as AddressInfo;
+  try {
+    return await run(`http://127.0.0.1:${port}`);
+  } finally {
+    origin.closeAllConnections();
+    origin.close();
+  }
+}
