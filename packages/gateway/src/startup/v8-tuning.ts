@@ -1,17 +1,36 @@
 /**
  * V8 tuning the gateway applies to its own process at startup (main.ts).
  *
- * Node 24's V8 (13.6) raised the young generation's maximum from 8 to 32 MB. That moved the
- * scavenge V8 runs for short-lived Buffers (each streamed chunk is one, allocated outside the
- * JavaScript heap) from 32 MB of them to 128 MB: above the fixed 64 MB of external memory at
- * which V8 starts a full mark-compact instead. So every 64 MB streamed through the gateway cost
- * a mark-compact of its whole heap (nodejs/node#61967, #63863, confirmed). Counting external
- * memory in V8's global limit, which V8 has since made its default, brings back scavenges: in
- * the bench's 256 KB scenario the gateway's CPU per response fell from 350-400 µs to 140-170 µs
- * (docs/performance.md, fifth session).
+ * Node 24's V8 (13.6) raised the young generation's maximum from 8 to 32 MB. Two of its
+ * heuristics for short-lived Buffers (each streamed chunk is one, its bytes allocated outside
+ * the JavaScript heap) moved with it, and a streamed answer's chunks came to be reclaimed by
+ * mark-compacts of the whole heap instead of scavenges (nodejs/node#61967, #63863, confirmed).
+ * The gateway sets both back:
+ * - V8 started a full mark-compact for every 64 MB of external memory. Counting external
+ *   memory in V8's global limit instead, which V8 has since made its default, brought back
+ *   scavenges: in the bench's 256 KB scenario the gateway's CPU per response fell from
+ *   350-400 µs to 140-170 µs (docs/performance.md, fifth session).
+ * - V8 scavenges when the young generation's Buffers reach twice its default maximum
+ *   semi-space (scavenger_max_new_space_capacity_mb, times two without pointer compression):
+ *   128 MB of them since 13.6, 32 MB before. A streamed answer allocates little on the heap,
+ *   so that is what brings its scavenge; but in the gateway, whose heap is about 50 MB, the
+ *   global limit comes first, after 70-90 MB of them, and V8 starts a mark-compact instead.
+ *   Setting the flag back to Node 22's 8 at run time puts the scavenge back at 32 MB of
+ *   Buffers. The young generation's own size was configured before (--max-semi-space-size,
+ *   below) and does not change.
  *
- * An operator who names the flag (either way) on node's command line keeps their choice (V8
- * flags like this one are not allowed in NODE_OPTIONS).
+ * And one that is not Node 24's doing but shows most under streaming load: how far the heap
+ * may grow before the next mark-compact is a factor V8 computes at each one from its
+ * estimates of the collector's and the program's speed. In one bench run it came out between
+ * 1.3 and 4.4, so the next limit fell anywhere from 5 to 165 MB above a 50 MB heap, and the
+ * low ones brought mark-compacts every 200-300 ms while 256 KB answers streamed (3 to 22 in
+ * that scenario's rounds). A fixed factor of 2 (heap-growing-percent=100, what Go's GOGC=100
+ * does) lets the heap, and the Buffers counted in the global limit, grow to twice what the
+ * last mark-compact kept: about 50 MB more memory at most, and a mark-compact only once the
+ * old generation has doubled (docs/performance.md, fifteenth session).
+ *
+ * An operator who names one of these flags (either way) on node's command line keeps their
+ * choice (V8 flags like these are not allowed in NODE_OPTIONS).
  */
 import { setFlagsFromString } from 'node:v8';
 
@@ -28,6 +47,14 @@ export const NODE_LAUNCH_FLAGS = ['--max-semi-space-size=64'] as const;
 /** Counts external memory (Buffers' bytes) in V8's global heap limit. */
 export const EXTERNAL_MEMORY_FLAG = 'external-memory-accounted-in-global-limit';
 
+/** Sets V8's scavenge for young Buffers at 32 MB of them (2 × 8 MB × 2), as before V8 13.6. */
+export const YOUNG_BUFFERS_FLAG = 'scavenger-max-new-space-capacity-mb';
+export const YOUNG_BUFFERS_MB = 8;
+
+/** The heap may grow to (1 + this/100) times what the last mark-compact kept. */
+export const HEAP_GROWING_FLAG = 'heap-growing-percent';
+export const HEAP_GROWING_PERCENT = 100;
+
 export interface V8Runtime {
   /** `process.versions.v8`, e.g. "13.6.233.10-node.28". */
   v8Version: string;
@@ -36,19 +63,26 @@ export interface V8Runtime {
 }
 
 /** The flag on node's command line, either way (`--no-…`), with dashes or underscores. */
-const NAMED = /^--(no-?)?external[-_]memory[-_]accounted[-_]in[-_]global[-_]limit(=.*)?$/;
+function named(flag: string): RegExp {
+  return new RegExp(`^--(no-?)?${flag.replaceAll('-', '[-_]')}(=.*)?$`);
+}
+
+const TUNINGS = [
+  { named: named(EXTERNAL_MEMORY_FLAG), set: `--${EXTERNAL_MEMORY_FLAG}` },
+  { named: named(YOUNG_BUFFERS_FLAG), set: `--${YOUNG_BUFFERS_FLAG}=${YOUNG_BUFFERS_MB}` },
+  { named: named(HEAP_GROWING_FLAG), set: `--${HEAP_GROWING_FLAG}=${HEAP_GROWING_PERCENT}` },
+] as const;
 
 /**
- * The flags to set for this runtime: none before V8 13.6 (or a version it cannot read), or
- * when the operator chose.
+ * The flags to set for this runtime: none before V8 13.6 (or a version it cannot read), and
+ * none the operator chose.
  */
 export function v8TuningFlags(rt: V8Runtime): string[] {
   const [major, minor] = rt.v8Version.split('.').map((n) => Number.parseInt(n, 10));
   if (major === undefined || minor === undefined || !Number.isFinite(major) || !Number.isFinite(minor))
     return [];
   if (major < 13 || (major === 13 && minor < 6)) return [];
-  if (rt.execArgv.some((arg) => NAMED.test(arg))) return [];
-  return [`--${EXTERNAL_MEMORY_FLAG}`];
+  return TUNINGS.filter((t) => !rt.execArgv.some((arg) => t.named.test(arg))).map((t) => t.set);
 }
 
 /** Applies v8TuningFlags to this process; returns what it set. */
