@@ -39,4 +39,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
 # SIGTERM: stop accepting, finish in-flight requests (up to 15 s), exit.
 STOPSIGNAL SIGTERM
 # The flags are NODE_LAUNCH_FLAGS (packages/gateway/src/startup/v8-tuning.ts), as in `npm start`.
-CMD ["node", "--max-semi-space-size=64", "--min-semi-space-size=16", "packages/gateway/bin/tollgate-gateway.mjs"]
+CMD ["node", "--max-semi-space-size=64", "packages/gateway/bin/tollgate-gateway.mjs"]

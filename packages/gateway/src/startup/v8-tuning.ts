@@ -40,18 +40,13 @@ import { setFlagsFromString } from 'node:v8';
 
 /**
  * What the gateway's launch command gives node (`npm start`, the Dockerfile's CMD, the bench;
- * test/deploy/deploy-files.test.ts keeps them in step). They take effect only at startup: set
- * at run time they only partly did (docs/performance.md, fifth session).
- * - A young generation of up to 64 MB per semi-space: per-request objects die young instead of
- *   being promoted, so the old generation fills, and pauses the loop for a major collection
- *   (14-18 ms stalls, the 402 and forward tails), several times less often.
- * - And of at least 16 MB: V8 shrinks it after a quiet spell and grows it back only when
- *   enough survives a scavenge, which a 402 or a forward hardly leaves. Without a floor, a
- *   gateway that had idled scavenged 392 times in the bench's 402 scenario instead of 46, each
- *   scavenge promoting the requests in flight (docs/performance.md, fifteenth session). It
- *   costs about 30-45 MB of RSS.
+ * test/deploy/deploy-files.test.ts keeps them in step). A young generation of up to 64 MB per
+ * semi-space (V8 picks 16 MB here): per-request objects die young instead of being promoted,
+ * so the old generation fills, and pauses the loop for a major collection (14-18 ms stalls,
+ * the 402 and forward tails), several times less often. It takes effect only at startup:
+ * set at run time it only partly did (docs/performance.md, fifth session).
  */
-export const NODE_LAUNCH_FLAGS = ['--max-semi-space-size=64', '--min-semi-space-size=16'] as const;
+export const NODE_LAUNCH_FLAGS = ['--max-semi-space-size=64'] as const;
 
 /** Counts external memory (Buffers' bytes) in V8's global heap limit. */
 export const EXTERNAL_MEMORY_FLAG = 'external-memory-accounted-in-global-limit';
