@@ -37,7 +37,7 @@ function commandWords(argv: readonly string[]): string[] {
 }
 
 async function serve(): Promise<void> {
-  // Before the gateway allocates anything: streamed Buffers reclaimed by scavenges, a steady heap growth (v8-tuning.ts).
+  // Before the gateway allocates anything: how V8 reclaims streamed Buffers and grows the heap (v8-tuning.ts).
   tuneV8();
   let config: Readonly<Config> = loadConfig();
   let sandbox: SandboxMode | null = null;

@@ -22,8 +22,8 @@
  *
  * And one that is not Node 24's doing but shows most under streaming load: the limit at which
  * V8 starts the next mark-compact, which it sets at each one from the heap that survived and
- * its estimates of the collector's and the program's speed. In this session's traced runs the limits fell
- * between 62 and 214 MB for a heap of which 46-59 MB survived, and the low ones brought
+ * its estimates of the collector's and the program's speed. In the bench's traced runs the
+ * limits fell between 62 and 214 MB for a heap of which 46-59 MB survived, and the low ones brought
  * mark-compacts every 200-300 ms while 256 KB answers streamed (3 to 22 a run). A fixed
  * growing factor of 2 (heap-growing-percent=100, as Go's GOGC=100) puts the limit at about
  * twice what the last mark-compact kept, plus the young generation, for the heap and for the
