@@ -262,10 +262,16 @@ const constBody = Buffer.from(await sample.arrayBuffer()).toString();
 if (sample.status !== 402) throw new Error(`the gateway answered ${sample.status}, not a 402`);
 const constHeaders = stableHeaders(sample);
 
-type Mode = 'gateway' | 'constant' | 'spin' | 'bare' | 'plain';
-/** The spin mode's busy wait before the constant answer, ns (set to the JS-alone cost). */
+/** 2–4, answered by the gateway's server; 5 and 6 by servers of their own (overHttp starts them). */
+type Mode = 'gateway' | 'constant' | 'spin' | 'plain' | 'bare';
+/** The spin mode's busy wait before the constant answer, ns (the gateway's JavaScript over HTTP). */
 let spinNs = 0n;
 let mode: Mode = 'gateway';
+/** The captured 402, as the constant, spin and plain modes send it. */
+function answerConstant(res: ServerResponse): void {
+  res.writeHead(402, constHeaders);
+  res.end(constBody);
+}
 httpServer.removeAllListeners('request');
 httpServer.on('request', (req: IncomingMessage, res: ServerResponse) => {
   const t = process.hrtime.bigint();
@@ -274,8 +280,7 @@ httpServer.on('request', (req: IncomingMessage, res: ServerResponse) => {
       const until = t + spinNs;
       while (process.hrtime.bigint() < until);
     }
-    res.writeHead(402, constHeaders);
-    res.end(constBody);
+    answerConstant(res);
   } else gatewayListener(req, res);
   inListener += process.hrtime.bigint() - t;
   calls++;
@@ -304,41 +309,19 @@ async function wrk(seconds: number, target = url): Promise<WrkResult> {
   return w;
 }
 
-// 5. The same bytes from the bench's bare 402 server, in its own process on this CPU: what
-// they cost without the gateway's process around them (its heap, its code, its server).
-const bare = values.alone
-  ? null
-  : await spawnBare402({ cpu: SELF_CPU, dir, body: Buffer.from(constBody), headers: constHeaders });
-const bareUrl = `http://127.0.0.1:${bare?.info['port']}/p/${BENCH_SLUG}/paid`;
-// 6. The same bytes from a plain node:http server in this process (none of Fastify's or the gateway's server options).
-const plainHeaders = {
-  'content-type': 'application/json; charset=utf-8',
-  ...constHeaders,
-  'content-length': Buffer.byteLength(constBody),
-};
-const plainBody = Buffer.from(constBody);
-const plain = createServer((req, res) => {
-  req.resume();
-  req.on('end', () => {
-    res.writeHead(402, plainHeaders);
-    res.end(plainBody);
-  });
-});
-plain.keepAliveTimeout = 60_000;
-await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r));
-const plainUrl = `http://127.0.0.1:${(plain.address() as { port: number }).port}/p/${BENCH_SLUG}/paid`;
+/** A server answering the same bytes outside the gateway's (5, 6): its URL and its CPU so far, µs. */
+interface Elsewhere {
+  url: string;
+  cpuMicros(): number;
+}
+/** Set by overHttp while its rounds run. */
+const elsewhere: Partial<Record<Mode, Elsewhere>> = {};
 async function round(m: Mode, seconds: number): Promise<Round> {
-  if (m === 'bare' && bare !== null) {
-    const c0 = cpuSeconds(bare.pid);
-    const w = await wrk(seconds, bareUrl);
-    const cpu = ((cpuSeconds(bare.pid) - c0) * 1e6) / w.requests;
-    return { rps: w.rps, cpu, listener: Number.NaN, end: Number.NaN };
-  }
-  if (m === 'plain') {
-    const c0 = process.cpuUsage();
-    const w = await wrk(seconds, plainUrl);
-    const c = process.cpuUsage(c0);
-    return { rps: w.rps, cpu: (c.user + c.system) / w.requests, listener: Number.NaN, end: Number.NaN };
+  const other = elsewhere[m];
+  if (other !== undefined) {
+    const c0 = other.cpuMicros();
+    const w = await wrk(seconds, other.url);
+    return { rps: w.rps, cpu: (other.cpuMicros() - c0) / w.requests, listener: Number.NaN, end: Number.NaN };
   }
   mode = m;
   inListener = 0n;
@@ -466,6 +449,37 @@ interface HeapNode {
  * HTTP: what its listener takes beyond the write, less what the constant answer's takes.
  */
 async function overHttp(): Promise<void> {
+  // 5. A plain node:http server in this process (none of Fastify's server or options), the same answer.
+  const plain = createServer((_req, res) => answerConstant(res));
+  plain.keepAliveTimeout = 60_000;
+  await new Promise<void>((r) => plain.listen(0, '127.0.0.1', r));
+  elsewhere.plain = {
+    url: `http://127.0.0.1:${(plain.address() as { port: number }).port}/p/${BENCH_SLUG}/paid`,
+    cpuMicros: () => {
+      const c = process.cpuUsage();
+      return c.user + c.system;
+    },
+  };
+  // 6. The bench's bare 402 server, in its own process on this CPU (stopped with the other children).
+  const bare = await spawnBare402({
+    cpu: SELF_CPU,
+    dir,
+    body: Buffer.from(constBody),
+    headers: constHeaders,
+  });
+  elsewhere.bare = {
+    url: `http://127.0.0.1:${bare.info['port']}/p/${BENCH_SLUG}/paid`,
+    cpuMicros: () => cpuSeconds(bare.pid) * 1e6,
+  };
+  try {
+    await roundsOverHttp();
+  } finally {
+    plain.closeAllConnections();
+    plain.close();
+  }
+}
+
+async function roundsOverHttp(): Promise<void> {
   const own = (x: Round) => x.listener - x.end;
   await round('gateway', 2); // the first round runs code not yet optimized
   const warmGateway = await round('gateway', 2);
@@ -531,7 +545,7 @@ async function overHttp(): Promise<void> {
   say(
     `The bench's bare 402 server, in its own process, sends the same bytes at ${b.toFixed(1)} µs per request, a plain` +
       ` node:http server in this process at ${pl.toFixed(1)} (${(pl / b).toFixed(2)}×), the gateway's server at` +
-      ` ${k.toFixed(1)} (${(k / b).toFixed(2)}×: a string body, and this tool's timing of the listener and res.end);` +
+      ` ${k.toFixed(1)} (${(k / b).toFixed(2)}×, with this tool's timing of the listener and res.end);` +
       ` the gateway is ${(b / g).toFixed(2)}× the bare server's throughput by CPU.`,
   );
 }
@@ -577,8 +591,6 @@ try {
     process.exitCode = 1;
   }
 } finally {
-  plain.closeAllConnections();
-  plain.close();
   await gateway.close();
   await stopAll();
   rmSync(dir, { recursive: true, force: true });
