@@ -43,8 +43,9 @@
  * lines to /dev/null); the report goes to stderr.
  */
 
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { createServer, ServerResponse } from 'node:http';
 import { Session } from 'node:inspector';
@@ -56,6 +57,7 @@ import { newSolanaKey } from '@tollgate/client';
 import { createGateway } from '../packages/gateway/src/app.ts';
 import { loadConfig, withConfig } from '../packages/gateway/src/config.ts';
 import { fastUnpaidAnswered } from '../packages/gateway/src/http/server.ts';
+import { createCatalog } from '../packages/gateway/src/marketplace/catalog.ts';
 import { tuneV8 } from '../packages/gateway/src/startup/v8-tuning.ts';
 import { node, server, spawnBare402, stableHeaders } from './lib/base-servers.ts';
 import { spawnPinned, stopAll, stopChildrenOnExit } from './lib/children.ts';
@@ -75,6 +77,7 @@ const { values } = parseArgs({
     sites: { type: 'boolean' },
     'forward-sites': { type: 'boolean' },
     'forward-old': { type: 'boolean' },
+    instructions: { type: 'boolean' },
   },
 });
 const ROUNDS = Math.max(1, Number(values.rounds ?? 5));
@@ -550,6 +553,57 @@ async function roundsOverHttp(): Promise<void> {
   );
 }
 
+/**
+ * --instructions: the instructions a stub 402 executes (user space: the gateway's JavaScript,
+ * V8's and Node's native code it calls), counted by callgrind, which anatomy.mjs starts this
+ * process under with its instrumentation off. After the CPU warm-up it is turned on, and each
+ * round zeroes the counters, runs the stub 402s and dumps them. A count, not a time: on a host
+ * whose speed drifts it still tells whether a change to the 402's code does less (rounds agree
+ * within about 1 %; a time rounds apart by 10–20 % there).
+ */
+async function instructionsAlone(): Promise<void> {
+  const out = process.env['ANATOMY_CALLGRIND_DIR'];
+  if (!out)
+    throw new Error('--instructions needs callgrind: run it as npm run bench:anatomy -- --instructions');
+  const control = (flag: string) =>
+    new Promise<void>((resolve, reject) =>
+      execFile('callgrind_control', [flag, String(process.pid)], (err) => (err ? reject(err) : resolve())),
+    );
+  const read = new Set<string>();
+  /** The total of the dump callgrind_control -d just wrote. */
+  const dumped = (): number => {
+    // callgrind.out.<k>: the k-th dump (callgrind.out itself is the one written at exit).
+    const fresh = readdirSync(out).filter((f) => /\.\d+$/.test(f) && !read.has(f));
+    if (fresh.length !== 1)
+      throw new Error(`expected one new callgrind dump in ${out}, found ${fresh.join(", ")}`);
+    read.add(fresh[0]!);
+    const text = readFileSync(join(out, fresh[0]!), 'utf8');
+    const m = /^(?:summary|totals): (\d+)/m.exec(text);
+    if (!m) throw new Error(`no total in callgrind's dump ${fresh[0]}`);
+    return Number(m[1]);
+  };
+  // Slowed down some 50× under callgrind, the process would reload the catalogue's snapshot
+  // (a 1 s TTL) every few hundred 402s instead of every few tens of thousands, and count it:
+  // the stubs here read one that stays fresh.
+  gateway.deps.catalog = createCatalog(gateway.deps.store, 3_600_000);
+  const n = 5000;
+  await gateway.deps.catalog.get(BENCH_SLUG);
+  await jsAlone(20_000); // warm-up, not instrumented
+  await control('--instr=on');
+  await jsAlone(n); // the code instrumented once
+  const perRound: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    await control('--zero');
+    await jsAlone(n);
+    await control('--dump');
+    perRound.push(dumped() / n);
+  }
+  await control('--instr=off');
+  say(
+    `instructions per stub 402 (callgrind, user space; median of ${ROUNDS} rounds of ${n}): ${Math.round(median(perRound))} (${perRound.map((x) => Math.round(x)).join(', ')})`,
+  );
+}
+
 /** 1: the gateway's JavaScript with stub requests (CPU, heap, old generation, sites). */
 async function stubbed(): Promise<void> {
   // The rounds over HTTP took long enough for the catalogue's snapshot to need a reload.
@@ -572,8 +626,11 @@ async function stubbed(): Promise<void> {
 
 try {
   // Over HTTP first: the stub loop would make Node's HTTP code dearer for the rest of the process (overHttp).
-  if (!values.alone) await overHttp();
-  await stubbed();
+  if (values.instructions) await instructionsAlone();
+  else {
+    if (!values.alone) await overHttp();
+    await stubbed();
+  }
   if (values['forward-old']) {
     await forwards(); // warm-up
     const kept = await forwardOldGrowth();
