@@ -11,6 +11,24 @@ describe('decimal', () => {
       }),
       { numRuns: 5000 },
     );
+    // Every integer below two thousand (the table, and the first slot of thousands), the edges
+    // of the three digits, and timestamps whose thousands share a slot.
+    for (let n = 0; n < 2000; n++) expect(decimal(n)).toBe(String(n));
+    const ms = 1_800_000_000_000;
+    for (const n of [
+      ms,
+      ms + 1,
+      ms + 999,
+      ms + 1000,
+      ms + 8000,
+      ms + 8999,
+      ms + 300_000,
+      ms,
+      10 ** 15,
+      2 ** 53 - 1,
+      2 ** 53,
+    ])
+      expect(decimal(n)).toBe(String(n));
     for (const n of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 1e21, 1e-7, 0.1 + 0.2])
       expect(decimal(n)).toBe(String(n));
   });

@@ -338,6 +338,31 @@ describe('flatLineWriter (the access line)', () => {
     );
   });
 
+  it('writes what pino writes for every line of a sequence, a value after a plain one under the same key too', () => {
+    // One writer for many lines: it remembers the last plain string under each key, and a
+    // line whose value differs from it (one that needs escaping) is checked again.
+    const lineOf = fc.dictionary(fc.constantFrom(...ACCESS_KEYS.slice(0, 4)), anyValue);
+    fc.assert(
+      fc.property(fc.array(lineOf, { maxLength: 12 }), (sequence) => {
+        const mine = accessLogger(fixedTime);
+        const write = flatLineWriter(mine.logger, 'request');
+        const theirs = accessLogger(fixedTime);
+        for (const fields of sequence) {
+          write('info', fields);
+          theirs.logger.info(fields, 'request');
+        }
+        expect(mine.lines).toEqual(theirs.lines);
+      }),
+      { numRuns: 300 },
+    );
+    const mine = accessLogger(fixedTime);
+    const write = flatLineWriter(mine.logger, 'request');
+    write('info', { path: '/p/demo/a' });
+    write('info', { path: '/p/demo/a"b\\' });
+    write('info', { path: '/p/demo/a' });
+    expect(mine.lines.map((l) => JSON.parse(l).path)).toEqual(['/p/demo/a', '/p/demo/a"b\\', '/p/demo/a']);
+  });
+
   it('writes a line of plain strings and numbers itself, not through pino', () => {
     fc.assert(
       fc.property(

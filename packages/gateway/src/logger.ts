@@ -344,9 +344,13 @@ export function flatLineWriter(logger: Logger, msg: string): FlatLineWriter {
           return msText;
         }
       : () => l[s.timeSym]();
-  /** `,"key":` for a key pino writes as it is, null for one it would treat specially. */
-  const keys = new Map<string, string | null>();
-  const keyOf = (key: string): string | null => {
+  /**
+   * `,"key":` for a key pino writes as it is, null for one it would treat specially; with the
+   * last string written under it, which a value equal to it needs no escaping check for (most
+   * of an access line's strings repeat from line to line: the method, route, code, project).
+   */
+  const keys = new Map<string, { text: string; plain: string | undefined } | null>();
+  const keyOf = (key: string): { text: string; plain: string | undefined } | null => {
     let k = keys.get(key);
     if (k === undefined) {
       const special =
@@ -356,7 +360,7 @@ export function flatLineWriter(logger: Logger, msg: string): FlatLineWriter {
         key === l[s.errorKeySym] ||
         key.length > 100 ||
         NEEDS_ESCAPE.test(key);
-      k = special ? null : `,"${key}":`;
+      k = special ? null : { text: `,"${key}":`, plain: undefined };
       keys.set(key, k);
     }
     return k;
@@ -376,9 +380,14 @@ export function flatLineWriter(logger: Logger, msg: string): FlatLineWriter {
       const k = keyOf(key);
       if (k === null) return viaPino(level, fields);
       // decimal(): a new number's text stays out of the old generation (decimal.ts).
-      if (typeof v === 'number') props += k + (Number.isFinite(v) ? decimal(v) : 'null');
-      else if (typeof v === 'string' && v.length <= 100 && !NEEDS_ESCAPE.test(v)) props += `${k}"${v}"`;
-      else return viaPino(level, fields);
+      if (typeof v === 'number') props += k.text + (Number.isFinite(v) ? decimal(v) : 'null');
+      else if (typeof v === 'string') {
+        if (v !== k.plain) {
+          if (v.length > 100 || NEEDS_ESCAPE.test(v)) return viaPino(level, fields);
+          k.plain = v;
+        }
+        props += `${k.text}"${v}"`;
+      } else return viaPino(level, fields);
     }
     l[s.streamSym].write(l[s.lsCacheSym][num] + time() + l[s.chindingsSym] + props + tail);
   };

@@ -62,12 +62,16 @@ function preimageFor(q: RequestHashQuoted): (r: RequestHashPerRequest) => string
     }
     accepts += `${accepts ? ',' : ''}{"asset":${str(a.asset)},"chain":${str(a.chain)},"network":${str(a.network)},"splits":[${splits}]}`;
   }
-  const head = `{"accepts":[${accepts}],"bodySha256":`;
-  const fee = `,"fee":${str(atomic(q.fee))},"method":`;
+  const head = `{"accepts":[${accepts}],`;
+  const fee = `,"fee":${str(atomic(q.fee))},`;
   const tail = `,"price":${str(atomic(q.price))},"scheme":${str(q.scheme)},"v":1}`;
-  return (r) =>
-    `${head}${str(r.bodySha256.toLowerCase())},"expiresAt":${str(r.expiresAt)}${fee}${str(r.method.toUpperCase())}` +
-    `,"nonce":${str(r.nonce)},"path":${str(r.path)}${tail}`;
+  // The request's fields in two runs of keys, each one JSON.stringify of an object cut of its
+  // braces: a call into V8's serializer costs about as much for one short string as for three.
+  return (r) => {
+    const before = str({ bodySha256: r.bodySha256.toLowerCase(), expiresAt: r.expiresAt });
+    const after = str({ method: r.method.toUpperCase(), nonce: r.nonce, path: r.path });
+    return `${head}${before.slice(1, -1)}${fee}${after.slice(1, -1)}${tail}`;
+  };
 }
 
 /** The exact string that is hashed: the RFC 8785 canonical JSON of the bound fields. */

@@ -6,7 +6,7 @@ import { encodePaymentRequired } from '@tollgate/protocol';
 import type { FastifyReply } from 'fastify';
 import { decimal } from '../decimal.ts';
 import type { ErrorCode } from '../errors.ts';
-import { requirementJson, requirementJsonBytes } from '../payments/requirement.ts';
+import { requirementJson } from '../payments/requirement.ts';
 import type { Admission, PaidRequest, RetryTerms } from '../payments/settle.ts';
 import { accessLogFor } from './access-log.ts';
 import { sendError } from './error-handling.ts';
@@ -63,16 +63,18 @@ export function challengeResponse(
   admission: Extract<Admission, { kind: 'challenge' }>,
   requestId: string,
 ): { headers: Record<string, string>; json: string | null } {
-  const json = admission.jsonHead === null ? null : requirementJson(admission.jsonHead, requestId);
+  const answer =
+    admission.jsonHead === null
+      ? null
+      : requirementJson(admission.jsonHead, admission.jsonHeadBytes, requestId);
   const headers: Record<string, string> = {};
   if (admission.v2) headers['payment-required'] = encodePaymentRequired(admission.v2);
   headers['cache-control'] = 'no-store';
-  if (json !== null) {
-    headers['content-type'] = 'application/json; charset=utf-8';
-    // Counted from its parts: reading the text whole to count it would copy it once more.
-    headers['content-length'] = decimal(requirementJsonBytes(admission.jsonHeadBytes, requestId));
-  }
-  return { headers, json };
+  if (answer === null) return { headers, json: null };
+  headers['content-type'] = 'application/json; charset=utf-8';
+  // Counted from its parts: reading the text whole to count it would copy it once more.
+  headers['content-length'] = decimal(answer.bytes);
+  return { headers, json: answer.json };
 }
 
 /** The error of a paid attempt whose upstream failed: retryable, with the retry window and failed receipt. */

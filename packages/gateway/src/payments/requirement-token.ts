@@ -153,7 +153,9 @@ export function createRequirementTokens(ring: DerivedKey[]) {
       }
       // Same fields and order as Wire; JSON.stringify of each scalar keeps it valid JSON. The
       // times are new numbers on every 402: decimal() keeps their text out of the old generation.
-      const mid = `${JSON.stringify(c.nonce)},"h":${JSON.stringify(c.requestHash)},"i":${decimal(c.issuedAtMs)},"e":${decimal(c.expiresAtMs)}`;
+      // The two strings in one JSON.stringify (`{"n":…,"h":…}` less its `{"n":` and `}`): one call into V8's serializer.
+      const strings = JSON.stringify({ n: c.nonce, h: c.requestHash });
+      const mid = `${strings.slice(5, -1)},"i":${decimal(c.issuedAtMs)},"e":${decimal(c.expiresAtMs)}`;
       let payload: string;
       // A UTF-8 character is at most 3 bytes per UTF-16 code unit; 2 + 2 for the head's and tail's bytes.
       if (mid.length * 3 + 4 <= scratch.length) {

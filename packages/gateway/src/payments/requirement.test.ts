@@ -2,14 +2,7 @@ import { USDC_SOLANA_MINT } from '@tollgate/protocol';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { keyRing } from '../crypto/keys.ts';
-import {
-  isoTime,
-  issueRequirement,
-  type Quote,
-  requestHashFor,
-  requirementJson,
-  requirementJsonBytes,
-} from './requirement.ts';
+import { isoTime, issueRequirement, type Quote, requestHashFor, requirementJson } from './requirement.ts';
 import { createRequirementTokens } from './requirement-token.ts';
 
 const tokens = createRequirementTokens(keyRing('a'.repeat(40), null, 'requirement-token/v1'));
@@ -59,14 +52,14 @@ describe('the 402 body', () => {
           1_795_000_000_000 + i,
           300,
         );
-        const json = requirementJson(jsonHead, `req_${i}"x`);
+        const { json } = requirementJson(jsonHead, jsonHeadBytes, `req_${i}"x`);
         expect(json).toBe(JSON.stringify({ ...body, requestId: `req_${i}"x` }));
         // Its length, counted from its parts (the description's characters are not all one byte).
         expect(jsonHeadBytes).toBe(Buffer.byteLength(jsonHead));
-        for (const id of [`req_${i}"x`, 'req_é✓'])
-          expect(requirementJsonBytes(jsonHeadBytes, id)).toBe(
-            Buffer.byteLength(requirementJson(jsonHead, id)),
-          );
+        for (const id of [`req_${i}"x`, 'req_é✓']) {
+          const answer = requirementJson(jsonHead, jsonHeadBytes, id);
+          expect(answer.bytes).toBe(Buffer.byteLength(answer.json));
+        }
         expect(JSON.parse(json).accepts.map((a: { memo: string }) => a.memo)).toEqual(
           body.accepts.map((a) => a.memo),
         );

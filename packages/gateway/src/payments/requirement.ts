@@ -134,7 +134,7 @@ export interface IssuedRequirement {
    * requirementJson adds the request id and closes it.
    */
   jsonHead: string;
-  /** jsonHead's length in UTF-8 bytes, known without reading it whole (requirementJsonBytes). */
+  /** jsonHead's length in UTF-8 bytes, known without reading it whole (requirementJson). */
   jsonHeadBytes: number;
 }
 
@@ -223,22 +223,25 @@ function spliceHead(
 const str = JSON.stringify;
 
 /**
- * The JSON of `{ ...body, requestId }` from the body's jsonHead (IssuedRequirement): equal to
- * JSON.stringify of that object, byte for byte (requirement.test.ts).
+ * The JSON of `{ ...body, requestId }` from the body's jsonHead (IssuedRequirement), equal to
+ * JSON.stringify of that object byte for byte, and its length in UTF-8 bytes (the 402's
+ * Content-Length) from jsonHeadBytes: the text is not read whole to count it, which would copy
+ * it once more than writing it does, and the id's JSON is written once for both
+ * (requirement.test.ts).
  */
-export function requirementJson(jsonHead: string, requestId: string): string {
-  return `${jsonHead},"requestId":${str(requestId)}}`;
+export function requirementJson(
+  jsonHead: string,
+  jsonHeadBytes: number,
+  requestId: string,
+): { json: string; bytes: number } {
+  const id = str(requestId);
+  return {
+    json: `${jsonHead},"requestId":${id}}`,
+    bytes: jsonHeadBytes + REQUEST_ID_KEY_BYTES + Buffer.byteLength(id),
+  };
 }
 
 const REQUEST_ID_KEY_BYTES = Buffer.byteLength(',"requestId":}');
-
-/**
- * requirementJson's length in UTF-8 bytes (the 402's Content-Length) from jsonHead's: the text
- * is not read whole to count it, which would copy it once more than writing it does.
- */
-export function requirementJsonBytes(jsonHeadBytes: number, requestId: string): number {
-  return jsonHeadBytes + REQUEST_ID_KEY_BYTES + Buffer.byteLength(str(requestId));
-}
 
 /** A quote's fixed JSON parts, in the body's key order (one per quote, like the accept options). */
 interface Template {
