@@ -2,7 +2,14 @@ import { USDC_SOLANA_MINT } from '@tollgate/protocol';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { keyRing } from '../crypto/keys.ts';
-import { isoTime, issueRequirement, type Quote, requestHashFor, requirementJson } from './requirement.ts';
+import {
+  isoTime,
+  issueRequirement,
+  type Quote,
+  requestHashFor,
+  requirementBody,
+  requirementJson,
+} from './requirement.ts';
 import { createRequirementTokens } from './requirement-token.ts';
 
 const tokens = createRequirementTokens(keyRing('a'.repeat(40), null, 'requirement-token/v1'));
@@ -45,13 +52,9 @@ describe('the 402 body', () => {
     const { cost: _none, ...withoutCost } = quote();
     for (const q of [quote(), withoutCost, quote({ v2: true }), quote({ options: [] })]) {
       for (let i = 0; i < 3; i++) {
-        const { body, jsonHead, jsonHeadBytes } = issueRequirement(
-          tokens,
-          q,
-          facts,
-          1_795_000_000_000 + i,
-          300,
-        );
+        const issued = issueRequirement(tokens, q, facts, 1_795_000_000_000 + i, 300);
+        const { jsonHead, jsonHeadBytes } = issued;
+        const body = requirementBody(q, issued);
         const { json } = requirementJson(jsonHead, jsonHeadBytes, `req_${i}"x`);
         expect(json).toBe(JSON.stringify({ ...body, requestId: `req_${i}"x` }));
         // Its length, counted from its parts (the description's characters are not all one byte).
@@ -88,7 +91,9 @@ describe('issuing', () => {
       quote({ scheme: 'exact' }),
     ]) {
       for (const req of requests) {
-        const { body, claims } = issueRequirement(tokens, q, req, 1_795_000_000_123, 300);
+        const issued = issueRequirement(tokens, q, req, 1_795_000_000_123, 300);
+        const { claims } = issued;
+        const body = requirementBody(q, issued);
         expect(claims.requestHash).toBe(requestHashFor(claims, req));
         expect(body.requestHash).toBe(claims.requestHash);
         expect(tokens.verify(body.paymentRequirementId)).toEqual({ ok: true, claims });

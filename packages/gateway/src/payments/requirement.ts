@@ -125,10 +125,17 @@ export function isoTime(ms: number): string {
   return `${isoSecondPrefix}${MILLIS_Z[milli]}`;
 }
 
-/** A 402's requirement: its body, the claims signed into its token, and the body's JSON head. */
+/**
+ * A 402's requirement: the claims signed into its token, the token, and the body's JSON head.
+ * The body as an object is made only for a 402 that adds a reason to it (requirementBody):
+ * every other one is sent from the JSON head.
+ */
 export interface IssuedRequirement {
-  body: PaymentRequirement;
   claims: RequirementClaims;
+  /** The signed token (requirement-token.ts). */
+  paymentRequirementId: string;
+  /** The expiry in ISO 8601, as the body writes it. */
+  expiresAt: string;
   /**
    * The body's JSON without its closing brace, spliced from the quote's fixed parts:
    * requirementJson adds the request id and closes it.
@@ -136,6 +143,24 @@ export interface IssuedRequirement {
   jsonHead: string;
   /** jsonHead's length in UTF-8 bytes, known without reading it whole (requirementJson). */
   jsonHeadBytes: number;
+}
+
+/** The body of a requirement issueRequirement issued under `quote`, as an object (its JSON is jsonHead's). */
+export function requirementBody(quote: Quote, issued: IssuedRequirement): PaymentRequirement {
+  const { claims } = issued;
+  return {
+    error: 'payment_required',
+    x402Version: 1,
+    scheme: quote.scheme,
+    resource: quote.resource,
+    description: quote.description,
+    expiresAt: issued.expiresAt,
+    nonce: claims.nonce,
+    requestHash: claims.requestHash,
+    paymentRequirementId: issued.paymentRequirementId,
+    accepts: acceptsOf(quote, memoForNonce(claims.nonce)),
+    ...(quote.cost ? { cost: quote.cost } : {}),
+  };
 }
 
 export function issueRequirement(
@@ -171,19 +196,6 @@ export function issueRequirement(
     requestHash,
   };
   const paymentRequirementId = tokens.sign(claims, quote.options);
-  const body: PaymentRequirement = {
-    error: 'payment_required',
-    x402Version: 1,
-    scheme: quote.scheme,
-    resource: quote.resource,
-    description: quote.description,
-    expiresAt,
-    nonce,
-    requestHash,
-    paymentRequirementId,
-    accepts: acceptsOf(quote, memo),
-    ...(quote.cost ? { cost: quote.cost } : {}),
-  };
   const jsonHead = spliceHead(t, expiresAt, nonce, requestHash, paymentRequirementId, memo);
   // Each value spliced in is ASCII, one byte a character: only the quote's parts need counting,
   // and they were, once (requirement.test.ts checks the sum against the bytes).
@@ -194,7 +206,7 @@ export function issueRequirement(
     requestHash.length +
     paymentRequirementId.length +
     memo.length * t.options.length;
-  return { body, claims, jsonHead, jsonHeadBytes };
+  return { claims, paymentRequirementId, expiresAt, jsonHead, jsonHeadBytes };
 }
 
 /**

@@ -41,7 +41,13 @@ import {
 } from './paid-request.ts';
 import { notePayment, type PaymentLog } from './payment-log.ts';
 import { v1Receipt, v2Receipt } from './receipts.ts';
-import { issueRequirement, type Quote, quoteTotal, type RequestFacts } from './requirement.ts';
+import {
+  issueRequirement,
+  type Quote,
+  quoteTotal,
+  type RequestFacts,
+  requirementBody,
+} from './requirement.ts';
 import type { RequirementClaims, RequirementTokens } from './requirement-token.ts';
 import { type V2PayTo, type V2Schemes, v2PaymentRequired } from './v2-offer.ts';
 
@@ -62,7 +68,8 @@ export type Admission =
   | { kind: 'free' }
   | {
       kind: 'challenge';
-      requirement: PaymentRequirement;
+      /** The body as an object, when it has a reason added (then jsonHead is null); else null. */
+      requirement: PaymentRequirement | null;
       /** The requirement's JSON head (requirement.ts requirementJson), null when it has a reason added. */
       jsonHead: string | null;
       /** jsonHead's length in UTF-8 bytes (0 without one). */
@@ -175,17 +182,12 @@ export function createSettlement(d: SettlementDeps) {
   ): Admission => {
     // A route that may not quote now answers its refusal: never a 402 for it.
     if (isRefusal(q)) return { kind: 'error', ...q };
-    const { body, claims, jsonHead, jsonHeadBytes } = issueRequirement(
-      d.tokens,
-      q,
-      input.facts,
-      d.now(),
-      d.requirementTtlSec,
-    );
+    const issued = issueRequirement(d.tokens, q, input.facts, d.now(), d.requirementTtlSec);
+    const { claims } = issued;
     const v2 = claims.v2
       ? v2PaymentRequired(
           claims,
-          body.paymentRequirementId,
+          issued.paymentRequirementId,
           {
             url: `${d.publicBaseUrl}${input.facts.pathWithQuery}`,
             description: q.description,
@@ -196,13 +198,22 @@ export function createSettlement(d: SettlementDeps) {
           input.v2Extensions?.(),
         )
       : null;
-    return {
-      kind: 'challenge',
-      requirement: reason ? { ...body, reason, ...(message ? { message } : {}) } : body,
-      jsonHead: reason ? null : jsonHead,
-      jsonHeadBytes: reason ? 0 : jsonHeadBytes,
-      v2,
-    };
+    // A reason is added to the body as an object; without one the body is sent from its JSON head.
+    return reason
+      ? {
+          kind: 'challenge',
+          requirement: { ...requirementBody(q, issued), reason, ...(message ? { message } : {}) },
+          jsonHead: null,
+          jsonHeadBytes: 0,
+          v2,
+        }
+      : {
+          kind: 'challenge',
+          requirement: null,
+          jsonHead: issued.jsonHead,
+          jsonHeadBytes: issued.jsonHeadBytes,
+          v2,
+        };
   };
 
   const inProgress = (): Admission => ({
