@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { requireNode } from '../packages/gateway/bin/node-preflight.mjs';
 import { NODE_LAUNCH_FLAGS } from '../packages/gateway/src/startup/v8-tuning.ts';
+import { ensureTools } from './lib/tools.ts';
 
 requireNode();
 const script = fileURLToPath(new URL('./anatomy.ts', import.meta.url));
@@ -15,6 +16,7 @@ const args = process.argv.slice(2);
 // --instructions: under callgrind, its instrumentation off until anatomy.ts turns it on
 // (callgrind_control) around the stub 402s it counts; its dumps go to the directory named.
 const instructions = args.includes('--instructions');
+if (instructions) ensureTools(['valgrind', 'callgrind_control']);
 const callgrindDir = instructions ? mkdtempSync(join(tmpdir(), 'tollgate-callgrind-')) : '';
 const valgrind = instructions
   ? [

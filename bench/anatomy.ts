@@ -38,7 +38,9 @@
  * bring mark-compacts: a quick check of a change to the 402's code), --sites
  * (where that heap goes, by allocating function), --forward-sites (the same for the free
  * endpoint forwarded over HTTP, with an upstream on the other CPU: the gateway's forward and
- * Node's HTTP on both sides), --forward-old (what those forwards leave in the old generation).
+ * Node's HTTP on both sides), --forward-old (what those forwards leave in the old generation),
+ * --instructions (instead of all that, the instructions a stub 402 executes, counted by
+ * callgrind: see instructionsAlone).
  * Started by anatomy.mjs (pinned, with the gateway's launch flags, stdout and its access
  * lines to /dev/null); the report goes to stderr.
  */
@@ -555,11 +557,14 @@ async function roundsOverHttp(): Promise<void> {
 
 /**
  * --instructions: the instructions a stub 402 executes (user space: the gateway's JavaScript,
- * V8's and Node's native code it calls), counted by callgrind, which anatomy.mjs starts this
- * process under with its instrumentation off. After the CPU warm-up it is turned on, and each
- * round zeroes the counters, runs the stub 402s and dumps them. A count, not a time: on a host
- * whose speed drifts it still tells whether a change to the 402's code does less (rounds agree
- * within about 1 %; a time rounds apart by 10–20 % there).
+ * V8's and Node's native code it calls, and the garbage collection of what it allocates),
+ * counted by callgrind, which anatomy.mjs starts this process under with its instrumentation
+ * off. After the warm-up it is turned on, and each round zeroes the counters, runs the stub 402s
+ * and dumps them. A count, not a time: on a host whose speed drifts it still tells whether a
+ * change to the 402's code does less (rounds agree within about 1 %; times rounds apart by
+ * 10–20 % there). Valgrind hides the CPU's SHA extensions, so OpenSSL hashes with AVX2 under it:
+ * the 402's three SHA-256 calls take some 39,000 of the count, several times what they take
+ * natively. Over HTTP the counts were not steady (docs/performance.md, seventeenth session).
  */
 async function instructionsAlone(): Promise<void> {
   const out = process.env['ANATOMY_CALLGRIND_DIR'];
@@ -575,7 +580,7 @@ async function instructionsAlone(): Promise<void> {
     // callgrind.out.<k>: the k-th dump (callgrind.out itself is the one written at exit).
     const fresh = readdirSync(out).filter((f) => /\.\d+$/.test(f) && !read.has(f));
     if (fresh.length !== 1)
-      throw new Error(`expected one new callgrind dump in ${out}, found ${fresh.join(", ")}`);
+      throw new Error(`expected one new callgrind dump in ${out}, found ${fresh.length}`);
     read.add(fresh[0]!);
     const text = readFileSync(join(out, fresh[0]!), 'utf8');
     const m = /^(?:summary|totals): (\d+)/m.exec(text);

@@ -1,6 +1,7 @@
 /**
- * The external tools the bench needs (taskset, wrk, nginx): found on PATH or
- * installed from Debian with apt-get; a clear error when that is not possible.
+ * The external tools the bench needs (taskset, wrk, nginx; perf and valgrind for some
+ * options): found on PATH or installed from Debian with apt-get; a clear error when that is
+ * not possible.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -10,6 +11,8 @@ const PACKAGES: Record<string, string> = {
   wrk: 'wrk',
   nginx: 'nginx-light',
   perf: 'linux-perf',
+  valgrind: 'valgrind',
+  callgrind_control: 'valgrind',
 };
 const SBIN = ['/usr/sbin', '/sbin', '/usr/local/sbin'];
 
