@@ -419,6 +419,28 @@ describe('flatLineWriter (the access line)', () => {
     expect(line.time).toBeLessThanOrEqual(Date.now());
   });
 
+  it('writes only own fields, as pino does, whatever is inherited', () => {
+    const proto = { inherited: 'from a prototype' };
+    const child = Object.assign(Object.create(proto), { status: 402, path: '/p/a' });
+    const lines = (fields: FlatFields) => {
+      const mine = accessLogger(fixedTime);
+      flatLineWriter(mine.logger, 'request')('info', fields);
+      const theirs = accessLogger(fixedTime);
+      theirs.logger.info(fields, 'request');
+      expect(mine.lines).toEqual(theirs.lines);
+      return mine.lines;
+    };
+    expect(lines(child)[0]).not.toContain('inherited');
+    // Object.prototype itself given an enumerable property (a polluted prototype).
+    const polluted = Object.prototype as Record<string, unknown>;
+    polluted['polluted'] = 'yes';
+    try {
+      expect(lines({ status: 402, path: '/p/a' })[0]).not.toContain('polluted');
+    } finally {
+      delete polluted['polluted'];
+    }
+  });
+
   it('writes what pino writes where pino treats a line specially', () => {
     const cases: [object, string, FlatFields][] = [
       [{ level: 'warn' }, 'info', { status: 200 }], // a level not logged: nothing

@@ -291,6 +291,13 @@ type PinoSymbol =
   | 'timeSym'
   | 'wildcardFirstSym';
 
+/** Whether a for-in over `o` enumerates only its own properties: a plain object, and Object.prototype has no enumerable one. */
+function inheritsNothing(o: object): boolean {
+  if (Object.getPrototypeOf(o) !== Object.prototype) return false;
+  for (const _ in Object.prototype) return false;
+  return true;
+}
+
 /**
  * `logger[level](fields, msg)` for lines of flat fields, written the way pino writes them,
  * byte for byte (logger.test.ts compares the two), with less of pino's generic work: the
@@ -374,9 +381,12 @@ export function flatLineWriter(logger: Logger, msg: string): FlatLineWriter {
     if ((fields.method && fields.headers && fields.socket) || PINO_AS_JSON.hasSubscribers)
       return viaPino(level, fields);
     let props = '';
+    // pino writes own properties only; for a plain object nothing else is enumerated unless
+    // Object.prototype has an enumerable property, so the check per key is made only then.
+    const ownOnly = inheritsNothing(fields);
     for (const key in fields) {
       const v = fields[key];
-      if (v === undefined || !Object.hasOwn(fields, key)) continue;
+      if (v === undefined || (!ownOnly && !Object.hasOwn(fields, key))) continue;
       const k = keyOf(key);
       if (k === null) return viaPino(level, fields);
       // decimal(): a new number's text stays out of the old generation (decimal.ts).
