@@ -373,6 +373,9 @@ export function flatLineWriter(logger: Logger, msg: string): FlatLineWriter {
     return k;
   };
   const values = logger.levels.values;
+  /** The keys written, in order, by the last line, and their keyOf: a line of the same keys (every access line) looks none up. */
+  const lastNames: string[] = [];
+  const lastKeys: ({ text: string; plain: string | undefined } | null)[] = [];
   return (level, fields) => {
     if (!Object.hasOwn(values, level) || !logger.isLevelEnabled(level)) return viaPino(level, fields);
     const num = values[level] as number;
@@ -384,10 +387,18 @@ export function flatLineWriter(logger: Logger, msg: string): FlatLineWriter {
     // pino writes own properties only; for a plain object nothing else is enumerated unless
     // Object.prototype has an enumerable property, so the check per key is made only then.
     const ownOnly = inheritsNothing(fields);
+    let i = 0;
     for (const key in fields) {
       const v = fields[key];
       if (v === undefined || (!ownOnly && !Object.hasOwn(fields, key))) continue;
-      const k = keyOf(key);
+      let k: { text: string; plain: string | undefined } | null;
+      if (lastNames[i] === key) k = lastKeys[i] as typeof k;
+      else {
+        k = keyOf(key);
+        lastNames[i] = key;
+        lastKeys[i] = k;
+      }
+      i++;
       if (k === null) return viaPino(level, fields);
       // decimal(): a new number's text stays out of the old generation (decimal.ts).
       if (typeof v === 'number') props += k.text + (Number.isFinite(v) ? decimal(v) : 'null');
