@@ -151,9 +151,9 @@ export function createRequirementTokens(ring: DerivedKey[]) {
         t = signTemplate(c, optionsJsonOf(c));
         if (optionsKey) templates.set(optionsKey, t);
       }
-      // Same fields and order as Wire; JSON.stringify of each scalar keeps it valid JSON. The
-      // times are new numbers on every 402: decimal() keeps their text out of the old generation.
-      // The two strings in one JSON.stringify (`{"n":…,"h":…}` less its `{"n":` and `}`): one call into V8's serializer.
+      // Same fields and order as Wire; JSON.stringify keeps it valid JSON whatever the strings
+      // hold: both in one call into V8's serializer (`{"n":…,"h":…}` less its `{"n":` and `}`).
+      // The times are new numbers on every 402: decimal() keeps their text out of the old generation.
       const strings = JSON.stringify({ n: c.nonce, h: c.requestHash });
       const mid = `${strings.slice(5, -1)},"i":${decimal(c.issuedAtMs)},"e":${decimal(c.expiresAtMs)}`;
       let payload: string;
