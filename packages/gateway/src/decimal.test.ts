@@ -26,6 +26,8 @@ describe('decimal', () => {
       ms,
       10 ** 15,
       2 ** 53 - 1,
+      2 ** 53 - 2,
+      9_007_199_254_739_999,
       2 ** 53,
     ])
       expect(decimal(n)).toBe(String(n));

@@ -34,14 +34,16 @@ const slotText: string[] = new Array<string>(SLOTS).fill('');
 export function decimal(n: number): string {
   if (Number.isSafeInteger(n) && n >= 0) {
     if (n < 1000) return BELOW_THOUSAND[n] as string;
-    const thousands = Math.floor(n / 1000);
+    // Both exact for any safe integer: `%` of doubles is, and so is dividing a multiple of 1000.
+    const below = n % 1000;
+    const thousands = (n - below) / 1000;
     // `%`, not `&`: the thousands of a timestamp in ms exceed 32 bits.
     const slot = thousands % SLOTS;
     if (slotThousands[slot] !== thousands) {
       slotThousands[slot] = thousands;
       slotText[slot] = JSON.stringify(thousands);
     }
-    return (slotText[slot] as string) + (THREE_DIGITS[n - thousands * 1000] as string);
+    return (slotText[slot] as string) + (THREE_DIGITS[below] as string);
   }
   // JSON has no NaN or Infinity (it writes null): those keep String's text.
   return Number.isFinite(n) ? JSON.stringify(n) : String(n);
