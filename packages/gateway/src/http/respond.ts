@@ -2,7 +2,7 @@
  * Turning an admission into HTTP, shared by every paid route (marketplace, inference,
  * conversations): 402s, errors and replays end the request here.
  */
-import { encodePaymentRequired } from '@tollgate/protocol';
+import { encodePaymentRequired, type PaymentRequirement } from '@tollgate/protocol';
 import type { FastifyReply } from 'fastify';
 import { decimal } from '../decimal.ts';
 import type { ErrorCode } from '../errors.ts';
@@ -21,14 +21,13 @@ export const NOT_RETAINED = 'x-tollgate-not-retained';
 export function answerAdmission(reply: FastifyReply, admission: Admission): FastifyReply | null {
   switch (admission.kind) {
     case 'challenge': {
-      const requestId = String(reply.request.id);
-      const { headers, json } = challengeResponse(admission, requestId);
+      const { headers, body } = challengeResponse(admission, String(reply.request.id));
       reply.code(402).headers(headers);
-      if (json === null) return reply.send({ ...admission.requirement, requestId });
+      if (typeof body !== 'string') return reply.send(body);
       // Already JSON (spliced from the quote's fixed parts): the access log's code is set here,
       // as a string body skips the preSerialization hook that reads it from an object.
       accessLogFor(reply.request).code = 'payment_required';
-      return reply.send(json);
+      return reply.send(body);
     }
     case 'error':
       return sendError(reply, admission.code, admission.message, admission.extra, admission.headers);
@@ -54,27 +53,24 @@ export function answerAdmission(reply: FastifyReply, admission: Admission): Fast
 
 /**
  * A 402's headers and body, for the route (answerAdmission) and the fast path (fast-unpaid.ts):
- * `PAYMENT-REQUIRED` when v2 is offered, no-store, and the body's JSON with the request id
- * (its type and length too),
- * or json null when the requirement is not one issueRequirement made (one with a reason);
- * then the caller serializes `{ ...requirement, requestId }` (content-type: JSON) itself.
+ * `PAYMENT-REQUIRED` when v2 is offered, no-store, and the body's JSON with the request id (its
+ * type and length too), or, for a requirement with a reason added, the body as an object with
+ * the request id, which the caller serializes (content-type: JSON) itself.
  */
 export function challengeResponse(
   admission: Extract<Admission, { kind: 'challenge' }>,
   requestId: string,
-): { headers: Record<string, string>; json: string | null } {
-  const answer =
-    admission.jsonHead === null
-      ? null
-      : requirementJson(admission.jsonHead, admission.jsonHeadBytes, requestId);
+): { headers: Record<string, string>; body: string | (PaymentRequirement & { requestId: string }) } {
   const headers: Record<string, string> = {};
   if (admission.v2) headers['payment-required'] = encodePaymentRequired(admission.v2);
   headers['cache-control'] = 'no-store';
-  if (answer === null) return { headers, json: null };
+  const issued = admission.body;
+  if ('requirement' in issued) return { headers, body: { ...issued.requirement, requestId } };
+  const { json, bytes } = requirementJson(issued.jsonHead, issued.jsonHeadBytes, requestId);
   headers['content-type'] = 'application/json; charset=utf-8';
   // Counted from its parts: reading the text whole to count it would copy it once more.
-  headers['content-length'] = decimal(answer.bytes);
-  return { headers, json: answer.json };
+  headers['content-length'] = decimal(bytes);
+  return { headers, body: json };
 }
 
 /** The error of a paid attempt whose upstream failed: retryable, with the retry window and failed receipt. */

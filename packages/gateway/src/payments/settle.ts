@@ -42,6 +42,7 @@ import {
 import { notePayment, type PaymentLog } from './payment-log.ts';
 import { v1Receipt, v2Receipt } from './receipts.ts';
 import {
+  type IssuedRequirement,
   issueRequirement,
   type Quote,
   quoteTotal,
@@ -68,12 +69,11 @@ export type Admission =
   | { kind: 'free' }
   | {
       kind: 'challenge';
-      /** The body as an object, when it has a reason added (then jsonHead is null); else null. */
-      requirement: PaymentRequirement | null;
-      /** The requirement's JSON head (requirement.ts requirementJson), null when it has a reason added. */
-      jsonHead: string | null;
-      /** jsonHead's length in UTF-8 bytes (0 without one). */
-      jsonHeadBytes: number;
+      /**
+       * What the 402 sends: the issued requirement, from whose JSON head it is written
+       * (requirement.ts requirementJson), or the body as an object with a reason added.
+       */
+      body: IssuedRequirement | { requirement: PaymentRequirement };
       v2: V2PaymentRequired | null;
     }
   | ({ kind: 'error' } & Refusal)
@@ -199,21 +199,13 @@ export function createSettlement(d: SettlementDeps) {
         )
       : null;
     // A reason is added to the body as an object; without one the body is sent from its JSON head.
-    return reason
-      ? {
-          kind: 'challenge',
-          requirement: { ...requirementBody(q, issued), reason, ...(message ? { message } : {}) },
-          jsonHead: null,
-          jsonHeadBytes: 0,
-          v2,
-        }
-      : {
-          kind: 'challenge',
-          requirement: null,
-          jsonHead: issued.jsonHead,
-          jsonHeadBytes: issued.jsonHeadBytes,
-          v2,
-        };
+    return {
+      kind: 'challenge',
+      body: reason
+        ? { requirement: { ...requirementBody(q, issued), reason, ...(message ? { message } : {}) } }
+        : issued,
+      v2,
+    };
   };
 
   const inProgress = (): Admission => ({

@@ -29,9 +29,11 @@ const decode = (header: string) => JSON.parse(Buffer.from(header, 'base64').toSt
 const reencode = (proof: PaymentProof) => encodePaymentProof(proof);
 
 async function expectRejected(res: Response, reason: string): Promise<PaymentRequirement> {
-  const body = (await res.json()) as PaymentRequirement;
+  const body = (await res.json()) as PaymentRequirement & { requestId?: string };
   expect({ status: res.status, reason: body.reason }).toEqual({ status: 402, reason });
   expect(body.accepts.length).toBeGreaterThan(0);
+  // The refusal's 402 carries the request's id, as every answer does.
+  expect(body.requestId).toBe(res.headers.get('x-request-id'));
   return body;
 }
 
