@@ -2,9 +2,9 @@
  * The Fastify app over the dependencies: every route family, the error renderer, the
  * access log, CORS. app.ts (the composition root) builds the dependencies and calls this.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { randomUuid } from '../crypto/random-pool.ts';
 import type { Deps } from '../deps.ts';
 import type { SandboxChains } from '../sandbox-mode.ts';
 import { serverTimeoutOptions } from '../server-options.ts';
@@ -38,7 +38,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** A request's id: the client's `x-request-id` when it is a plain token, else a new one. */
 function requestIdOf(req: IncomingMessage): string {
   const given = req.headers['x-request-id'];
-  return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUuid('req_');
 }
 
 /**
