@@ -3,6 +3,7 @@ export * from './base64-json.ts';
 export * from './canonical-json.ts';
 export * from './errors.ts';
 export * from './hash.ts';
+export * from './json-string.ts';
 export * from './proof.ts';
 export * from './request-hash.ts';
 export * from './schemas.ts';

@@ -136,7 +136,10 @@ describe('computeRequestHash', () => {
   });
 
   it('gives the same hash through requestHasher (a quote written once) as through computeRequestHash', () => {
-    const text = fc.string({ unit: 'grapheme', maxLength: 30 });
+    const text = fc.oneof(
+      fc.string({ unit: 'grapheme', maxLength: 30 }),
+      fc.string({ unit: 'binary', maxLength: 30 }),
+    );
     const amount = fc.bigInt({ min: 0n, max: 10n ** 18n });
     const split = fc.record({
       recipientType: fc.constantFrom('provider' as const, 'platform' as const),
@@ -158,14 +161,22 @@ describe('computeRequestHash', () => {
     const perRequest = fc.record({
       method: fc.constantFrom('GET', 'post', 'Put', 'DELETE'),
       path: text,
-      bodySha256: fc.stringMatching(/^[0-9a-fA-F]{64}$/),
+      // Two hashes often: a hasher keeps the last body hash's and method's text (they repeat).
+      bodySha256: fc.oneof(
+        fc.stringMatching(/^[0-9a-fA-F]{64}$/),
+        fc.constantFrom('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', 'AB'.repeat(32)),
+      ),
       nonce: text,
       expiresAt: text,
     });
     fc.assert(
-      fc.property(quoted, fc.array(perRequest, { minLength: 1, maxLength: 3 }), (q, rs) => {
+      fc.property(quoted, fc.array(perRequest, { minLength: 1, maxLength: 8 }), (q, rs) => {
         const hasher = requestHasher(q);
-        return rs.every((r) => hasher(r) === computeRequestHash({ ...q, ...r }));
+        return rs.every(
+          (r) =>
+            hasher(r) === computeRequestHash({ ...q, ...r }) &&
+            hasher(r) === sha256Hex(requestHashPreimageCanonical({ ...q, ...r })),
+        );
       }),
       { numRuns: 300 },
     );

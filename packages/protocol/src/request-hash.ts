@@ -4,6 +4,7 @@
  */
 import { canonicalJson } from './canonical-json.ts';
 import { sha256Hex } from './hash.ts';
+import { jsonString } from './json-string.ts';
 import type { Scheme } from './types.ts';
 
 export interface RequestHashSplit {
@@ -65,12 +66,26 @@ function preimageFor(q: RequestHashQuoted): (r: RequestHashPerRequest) => string
   const head = `{"accepts":[${accepts}],`;
   const fee = `,"fee":${str(atomic(q.fee))},`;
   const tail = `,"price":${str(atomic(q.price))},"scheme":${str(q.scheme)},"v":1}`;
-  // The request's fields in two runs of keys, each one JSON.stringify of an object cut of its
-  // braces: a call into V8's serializer costs about as much for one short string as for three.
+  // The request's fields: the body's hash and the method as last written when they repeat
+  // (the empty body's hash and GET, on almost every 402), the rest through jsonString, whose
+  // scan is cheaper than a call into V8's serializer for strings this short.
+  let body = '';
+  let bodyJson = '';
+  let method = '';
+  let methodJson = '';
   return (r) => {
-    const before = str({ bodySha256: r.bodySha256.toLowerCase(), expiresAt: r.expiresAt });
-    const after = str({ method: r.method.toUpperCase(), nonce: r.nonce, path: r.path });
-    return `${head}${before.slice(1, -1)}${fee}${after.slice(1, -1)}${tail}`;
+    if (r.bodySha256 !== body) {
+      bodyJson = jsonString(r.bodySha256.toLowerCase());
+      body = r.bodySha256;
+    }
+    if (r.method !== method) {
+      methodJson = jsonString(r.method.toUpperCase());
+      method = r.method;
+    }
+    return (
+      `${head}"bodySha256":${bodyJson},"expiresAt":${jsonString(r.expiresAt)}${fee}` +
+      `"method":${methodJson},"nonce":${jsonString(r.nonce)},"path":${jsonString(r.path)}${tail}`
+    );
   };
 }
 
