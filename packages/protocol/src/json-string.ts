@@ -3,9 +3,11 @@
  * byte. A short string with nothing JSON escapes (no `"`, `\`, control character or UTF-16
  * surrogate) is quoted as it is after a scan in JavaScript; anything else, and anything
  * longer than SCAN_MAX, goes to JSON.stringify. A call into V8's serializer costs about 1,000
- * instructions before its first character, the scan a few per character: for the short
- * strings a 402 writes (a nonce, an ISO time, a path, a hash) the scan is the cheaper of the
- * two. json-string.test.ts compares it with JSON.stringify over every kind of character.
+ * instructions before its first character, the scan roughly 10–20 a character: cheaper for one
+ * short string, not for several that one call can write together (the token's nonce and hash
+ * cost 1,200 instructions more scanned than in one call; the request id's 40 characters 600
+ * more). `bench:anatomy -- --instructions` decides each use. json-string.test.ts compares it
+ * with JSON.stringify over every kind of character.
  */
 
 /** Strings longer than this go to JSON.stringify, whose per-character cost is lower. */
