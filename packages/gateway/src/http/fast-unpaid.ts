@@ -237,7 +237,7 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     }
     if (admission.kind !== 'challenge') return false;
     const reqId = f.requestId(req);
-    const { headers: challenge, body } = challengeResponse(admission, reqId);
+    const { headers: challenge, body, ascii } = challengeResponse(admission, reqId);
     if (typeof body !== 'string') return false;
     // Last: a token is spent only for a request this path answers (or one that waited).
     if (limiter !== null && !again && limiter.take(req.socket.remoteAddress as string, url) > 0) return false;
@@ -246,7 +246,8 @@ export function createFastUnpaid(f: FastUnpaidDeps): FastUnpaid {
     log.code = 'payment_required';
     answered++;
     res.writeHead(402, out);
-    res.end(body);
+    // Latin-1 for an ASCII text: the same bytes, written without making the answer flat first.
+    res.end(body, ascii ? 'latin1' : 'utf8');
     const pattern = patternOf(url, target.slug);
     recordAnswer({ req, res, reqId, method, url, pattern, started, log, recorded: false });
     return true;

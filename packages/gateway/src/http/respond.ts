@@ -56,21 +56,30 @@ export function answerAdmission(reply: FastifyReply, admission: Admission): Fast
  * `PAYMENT-REQUIRED` when v2 is offered, no-store, and the body's JSON with the request id (its
  * type and length too), or, for a requirement with a reason added, the body as an object with
  * the request id, which the caller serializes (content-type: JSON) itself.
+ *
+ * `ascii`: the JSON text is all ASCII (its UTF-8 length is its length in characters), so its
+ * UTF-8 bytes are its Latin-1 bytes. Node writes a Latin-1 string to the socket straight from
+ * its pieces; as UTF-8 it first copies the whole answer (headers and body, some 2.5 KB, joined
+ * from a dozen pieces) into one flat string, then encodes that.
  */
 export function challengeResponse(
   admission: Extract<Admission, { kind: 'challenge' }>,
   requestId: string,
-): { headers: Record<string, string>; body: string | (PaymentRequirement & { requestId: string }) } {
+): {
+  headers: Record<string, string>;
+  body: string | (PaymentRequirement & { requestId: string });
+  ascii: boolean;
+} {
   const headers: Record<string, string> = {};
   if (admission.v2) headers['payment-required'] = encodePaymentRequired(admission.v2);
   headers['cache-control'] = 'no-store';
   const issued = admission.body;
-  if ('requirement' in issued) return { headers, body: { ...issued.requirement, requestId } };
+  if ('requirement' in issued) return { headers, body: { ...issued.requirement, requestId }, ascii: false };
   const { json, bytes } = requirementJson(issued.jsonHead, issued.jsonHeadBytes, requestId);
   headers['content-type'] = 'application/json; charset=utf-8';
   // Counted from its parts: reading the text whole to count it would copy it once more.
   headers['content-length'] = decimal(bytes);
-  return { headers, body: json };
+  return { headers, body: json, ascii: bytes === json.length };
 }
 
 /** The error of a paid attempt whose upstream failed: retryable, with the retry window and failed receipt. */

@@ -228,6 +228,8 @@ describe('the fast 402 answers exactly as the marketplace route', () => {
         { method: 'GET', path: 'items', price: '0.01', timeoutMs: 2000 },
         { method: 'HEAD', path: 'items', price: '0.01', timeoutMs: 2000 },
         { method: 'DELETE', path: 'items', price: '0.01', timeoutMs: 2000 },
+        // A 402 body that is not all ASCII (the fast path writes an ASCII one as Latin-1).
+        { method: 'GET', path: 'meteo', price: '0.01', timeoutMs: 2000, description: 'Météo ✓ für 🌧' },
       ],
       rails: [
         { chain: 'solana', network: h.config.chainNetwork, providerRecipient: h.recipients.solana.provider },
@@ -276,6 +278,14 @@ describe('the fast 402 answers exactly as the marketplace route', () => {
     },
     { name: 'v2 opted-in project', method: 'GET', path: 'items', project: 'v2', fast: true, status: 402 },
     { name: 'HEAD endpoint', method: 'HEAD', path: 'items', project: 'v2', fast: true, status: 402 },
+    {
+      name: 'an endpoint whose description is not ASCII',
+      method: 'GET',
+      path: 'meteo',
+      project: 'v2',
+      fast: true,
+      status: 402,
+    },
     {
       name: 'DELETE without a body',
       method: 'DELETE',
