@@ -266,6 +266,8 @@ const sample = await fetch(url);
 const constBody = Buffer.from(await sample.arrayBuffer()).toString();
 if (sample.status !== 402) throw new Error(`the gateway answered ${sample.status}, not a 402`);
 const constHeaders = stableHeaders(sample);
+/** As the gateway writes it (fast-unpaid.ts): an ASCII text as Latin-1. */
+const constEncoding = Buffer.byteLength(constBody) === constBody.length ? 'latin1' : 'utf8';
 
 /** 2–4, answered by the gateway's server; 5 and 6 by servers of their own (overHttp starts them). */
 type Mode = 'gateway' | 'constant' | 'spin' | 'plain' | 'bare';
@@ -275,7 +277,7 @@ let mode: Mode = 'gateway';
 /** The captured 402, as the constant, spin and plain modes send it. */
 function answerConstant(res: ServerResponse): void {
   res.writeHead(402, constHeaders);
-  res.end(constBody);
+  res.end(constBody, constEncoding);
 }
 httpServer.removeAllListeners('request');
 httpServer.on('request', (req: IncomingMessage, res: ServerResponse) => {

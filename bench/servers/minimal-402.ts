@@ -189,12 +189,14 @@ const server = createServer((req, res) => {
   const token = tokens.sign(claims, options);
   const requestId = `req_${randomUUID()}`;
   const body = bodyOf(expiresAt, nonce, memo, requestHash, token, requestId);
+  const bytes = Buffer.byteLength(body);
   res.writeHead(402, {
     'x-request-id': requestId,
     ...fixedHeaders,
-    'content-length': String(Buffer.byteLength(body)),
+    'content-length': String(bytes),
   });
-  res.end(body);
+  // As the gateway (fast-unpaid.ts): an ASCII text as Latin-1, which Node writes without flattening it.
+  res.end(body, bytes === body.length ? 'latin1' : 'utf8');
 });
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => {
