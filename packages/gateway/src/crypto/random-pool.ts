@@ -42,7 +42,8 @@ const uuidScratch = new Map<string, Buffer>();
 export function randomUuid(prefix = ''): string {
   let text = uuidScratch.get(prefix);
   if (text === undefined) {
-    if (!/^[\x20-\x7e]*$/.test(prefix)) throw new RangeError('randomUuid: the prefix must be printable ASCII');
+    if (!/^[\x20-\x7e]*$/.test(prefix))
+      throw new RangeError('randomUuid: the prefix must be printable ASCII');
     text = Buffer.from(`${prefix}00000000-0000-4000-8000-000000000000`, 'latin1');
     uuidScratch.set(prefix, text);
   }
