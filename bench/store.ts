@@ -53,7 +53,7 @@ function paidRequest(i: number) {
     txId: randomBytes(64).toString('base64').replace(/[+/=]/g, 'x').slice(0, 88),
     nonce: randomBytes(16).toString('base64url'),
     requestHash: randomBytes(32).toString('hex'),
-    requirementId: `r1.d1414a6f.${randomBytes(700).toString('base64url')}.${randomBytes(32).toString('base64url')}`,
+    requirementId: `r2.d1414a6f.${randomBytes(600).toString('base64url')}.${randomBytes(100).toString('base64url')}.${randomBytes(32).toString('base64url')}`,
     payer: `Payer${i % 8}`.padEnd(44, 'x'),
   };
 }

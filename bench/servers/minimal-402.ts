@@ -131,7 +131,7 @@ function bodyOf(
 ): string {
   let accepts = '';
   for (let i = 0; i < acceptHeads.length; i++) accepts += `${i ? ',' : ''}${acceptHeads[i]}${memo}"}`;
-  // Nothing spliced in needs JSON escaping: base64url, hex, ISO 8601, `r1.<kid>.<b64url>.<b64url>`, req_<uuid>.
+  // Nothing spliced in needs JSON escaping: base64url, hex, ISO 8601, `r2.<kid>.<b64url>.<b64url>.<b64url>`, req_<uuid>.
   return (
     `${head}${expiresAt}","nonce":"${nonce}","requestHash":"${requestHash}"` +
     `,"paymentRequirementId":"${token}","accepts":[${accepts}]${tail},"requestId":"${requestId}"}`

@@ -154,15 +154,22 @@ async function handle(req: import('node:http').IncomingMessage, res: ServerRespo
   let w: Wire;
   try {
     proof = JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
+    // The gateway's r2 token (requirement-token.ts): r2.<kid>.<quote>.<issue>.<mac>, the MAC over
+    // the key id, the quote part's SHA-256 and the issue part.
     const parts = String(proof['paymentRequirementId']).split('.');
-    if (parts.length !== 4 || parts[0] !== 'r1' || parts[1] !== kid)
+    if (parts.length !== 5 || parts[0] !== 'r2' || parts[1] !== kid)
       return refuse(res, 402, 'requirement_forged');
-    const mac = createHmac('sha256', tokenKey).update(`r1.${parts[1]}.${parts[2]}`).digest('base64url');
-    const given = Buffer.from(parts[3]!);
+    const digest = createHash('sha256').update(parts[2]!).digest('base64url');
+    const mac = createHmac('sha256', tokenKey)
+      .update(`r2.${parts[1]}.${digest}.${parts[3]}`)
+      .digest('base64url');
+    const given = Buffer.from(parts[4]!);
     if (given.length !== mac.length || !timingSafeEqual(given, Buffer.from(mac))) {
       return refuse(res, 402, 'requirement_forged');
     }
-    w = JSON.parse(Buffer.from(parts[2]!, 'base64url').toString('utf8'));
+    const read = (part: string) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+    const issue = read(parts[3]!) as Pick<Wire, 'n' | 'h' | 'e'>;
+    w = { ...(read(parts[2]!) as Wire), n: issue.n, h: issue.h, e: issue.e };
   } catch {
     return refuse(res, 400, 'invalid_payment_header');
   }

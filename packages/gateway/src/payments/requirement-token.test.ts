@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { memoForNonce, USDC_SOLANA_MINT, USDC_SUI_COIN_TYPE } from '@tollgate/protocol';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -44,13 +44,36 @@ describe('requirement tokens', () => {
     expect(t.verify(t.sign(claims))).toEqual({ ok: true, claims });
   });
 
-  it('refuse a token whose payload was altered', () => {
+  it('refuse a token whose quote or issue part was altered, or taken from another token', () => {
     const t = createRequirementTokens(keyRing(A, null, 'requirement-token/v1'));
-    const [v, kid, payload, mac] = t.sign(claims).split('.');
-    const wire = JSON.parse(Buffer.from(payload!, 'base64url').toString());
-    wire.p = '1';
-    const altered = [v, kid, Buffer.from(JSON.stringify(wire)).toString('base64url'), mac].join('.');
-    expect(t.verify(altered)).toEqual({ ok: false, reason: 'requirement_forged' });
+    const token = t.sign(claims);
+    const [v, kid, quote, issue, mac] = token.split('.') as [string, string, string, string, string];
+    expect(v).toBe('r2');
+    expect(t.verify(token).ok).toBe(true);
+    const edit = (part: string, change: (w: Record<string, unknown>) => void) => {
+      const w = JSON.parse(Buffer.from(part, 'base64url').toString());
+      change(w);
+      return Buffer.from(JSON.stringify(w)).toString('base64url');
+    };
+    const forged = [
+      // A lower price, another recipient, a later expiry, another request.
+      [v, kid, edit(quote, (w) => (w.p = '1')), issue, mac],
+      [v, kid, edit(quote, (w) => ((w.o as { s: unknown[][] }[])[0]!.s[0]![1] = 'Thief')), issue, mac],
+      [v, kid, quote, edit(issue, (w) => (w.e = (w.e as number) + 3_600_000)), mac],
+      [v, kid, quote, edit(issue, (w) => (w.h = 'cd'.repeat(32))), mac],
+    ];
+    // Parts of two genuine tokens put together: another quote's part, another 402's issue part.
+    const other = t.sign({ ...claims, price: 1n }).split('.');
+    const later = t.sign({ ...claims, nonce: 'another-nonce', issuedAtMs: claims.issuedAtMs + 1 }).split('.');
+    forged.push(
+      [v, kid, other[2]!, issue, mac],
+      [v, kid, quote, later[3]!, mac],
+      [v, kid, quote, issue, later[4]!],
+    );
+    // The quote part's digest in its place (what the MAC covers) is not a token either.
+    forged.push([v, kid, createHash('sha256').update(quote).digest('base64url'), issue, mac]);
+    for (const parts of forged)
+      expect(t.verify(parts.join('.'))).toEqual({ ok: false, reason: 'requirement_forged' });
   });
 
   it('refuse a token whose MAC is the right bytes written otherwise (padding, a stray or non-ASCII character)', () => {
@@ -78,13 +101,21 @@ describe('requirement tokens', () => {
     expect(rotated.verify(old)).toEqual({ ok: true, claims });
   });
 
-  it.each(['', 'r1', 'r1.a.b', 'x1.a.b.c', 'r1.a.b.c.d', `r1.${'x'.repeat(3000)}.b.c`])(
-    'refuse the malformed token %j',
-    (token) => {
-      const t = createRequirementTokens(keyRing(A, null, 'requirement-token/v1'));
-      expect(t.verify(token).ok).toBe(false);
-    },
-  );
+  it.each([
+    '',
+    'r1',
+    'r1.a.b',
+    'x1.a.b.c',
+    'r1.a.b.c.d',
+    'r2.a.b.c',
+    'r2.a.b.c.d.e',
+    'x2.a.b.c.d',
+    `r1.${'x'.repeat(3000)}.b.c`,
+    `r2.${'x'.repeat(3000)}.b.c.d`,
+  ])('refuse the malformed token %j', (token) => {
+    const t = createRequirementTokens(keyRing(A, null, 'requirement-token/v1'));
+    expect(t.verify(token).ok).toBe(false);
+  });
 
   // Written by the signer before issue 14's one-shot HMAC and per-quote templates (a6f6bb7),
   // for `claims` under key A, and for a v2 variant with an escaped subject signed with
@@ -95,24 +126,31 @@ describe('requirement tokens', () => {
   ];
   const v2Variant: RequirementClaims = { ...claims, v2: true, subject: '\u00e9p "x"' };
 
-  it('verify tokens issued before the one-shot HMAC, and sign the same claims to the same bytes', () => {
+  it('verify r1 tokens, issued before the one-shot HMAC and before r2', () => {
     const t = createRequirementTokens(keyRing(A, null, 'requirement-token/v1'));
     expect(t.verify(BEFORE[0]!)).toEqual({ ok: true, claims });
     expect(t.verify(BEFORE[1]!)).toEqual({ ok: true, claims: v2Variant });
-    expect(t.sign(claims)).toBe(BEFORE[0]);
-    expect(t.sign(claims, claims.options)).toBe(BEFORE[0]);
-    expect(t.sign(v2Variant, claims.options)).toBe(BEFORE[1]);
+    // And not once altered.
+    const [v, kid, payload, mac] = BEFORE[0]!.split('.') as [string, string, string, string];
+    const wire = JSON.parse(Buffer.from(payload, 'base64url').toString());
+    wire.p = '1';
+    const altered = [v, kid, Buffer.from(JSON.stringify(wire)).toString('base64url'), mac].join('.');
+    expect(t.verify(altered)).toEqual({ ok: false, reason: 'requirement_forged' });
   });
 
-  /** The signer as it was: the whole JSON, base64url, and createHmac over `r1.<kid>.<payload>`. */
-  const referenceSign = (key: DerivedKey, c: RequirementClaims) => {
+  /** The wire form's options, as both formats write them. */
+  const wireOptions = (c: RequirementClaims) => {
     const defaults: Record<string, string> = { solana: USDC_SOLANA_MINT, sui: USDC_SUI_COIN_TYPE };
-    const options = c.options.map((o) => ({
+    return c.options.map((o) => ({
       c: o.chain,
       w: o.network,
       ...(o.assetId === defaults[o.chain] ? {} : { a: o.assetId }),
       s: o.splits.map((s) => [s.recipientType === 'provider' ? 0 : 1, s.payTo, s.amount.toString()]),
     }));
+  };
+  const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  /** The r1 signer as it was: the whole JSON, base64url, and createHmac over `r1.<kid>.<payload>`. */
+  const referenceSignR1 = (key: DerivedKey, c: RequirementClaims) => {
     const wire = {
       s: c.scheme,
       u: c.subject,
@@ -123,10 +161,25 @@ describe('requirement tokens', () => {
       p: c.price.toString(),
       f: c.fee.toString(),
       ...(c.v2 ? { x: 1 } : {}),
-      o: options,
+      o: wireOptions(c),
     };
-    const signed = `r1.${key.kid}.${Buffer.from(JSON.stringify(wire)).toString('base64url')}`;
+    const signed = `r1.${key.kid}.${b64(wire)}`;
     return `${signed}.${createHmac('sha256', key.key).update(signed).digest('base64url')}`;
+  };
+  /** r2 by the definition in requirement-token.ts, with createHash and createHmac. */
+  const referenceSign = (key: DerivedKey, c: RequirementClaims) => {
+    const quote = b64({
+      s: c.scheme,
+      u: c.subject,
+      p: c.price.toString(),
+      f: c.fee.toString(),
+      ...(c.v2 ? { x: 1 } : {}),
+      o: wireOptions(c),
+    });
+    const issue = b64({ n: c.nonce, h: c.requestHash, i: c.issuedAtMs, e: c.expiresAtMs });
+    const digest = createHash('sha256').update(quote).digest('base64url');
+    const mac = createHmac('sha256', key.key).update(`r2.${key.kid}.${digest}.${issue}`).digest('base64url');
+    return `r2.${key.kid}.${quote}.${issue}.${mac}`;
   };
 
   it('sign exactly as the reference signer for any claims, whatever was cached for the options key', () => {
@@ -184,6 +237,9 @@ describe('requirement tokens', () => {
         const memo = memoForNonce(c.nonce);
         const read = { ...c, options: c.options.map((o) => ({ ...o, memo })) };
         if (token.length <= 2048) expect(t.verify(token)).toEqual({ ok: true, claims: read });
+        // The same claims in the r1 format verify to the same.
+        const r1 = referenceSignR1(ring[0]!, c);
+        if (r1.length <= 2048) expect(t.verify(r1)).toEqual({ ok: true, claims: read });
         // Other claims over the same options (the key's contract): what was cached for c must not leak in.
         const sameOptions = { ...other, options: c.options };
         expect(t.sign(sameOptions, c.options)).toBe(referenceSign(ring[0]!, sameOptions));

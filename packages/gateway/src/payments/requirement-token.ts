@@ -1,10 +1,25 @@
 /**
  * The `paymentRequirementId`: a token signed with HMAC-SHA-256 that carries the
  * whole quote, so issuing a 402 writes nothing and a retry is checked against
- * exactly what was quoted (DESIGN §4.3). Format: `r1.<kid>.<payload b64url>.<mac b64url>`.
- * The key id names the key that signed it, so the secret can rotate.
+ * exactly what was quoted (DESIGN §4.3). The key id names the key that signed it, so the
+ * secret can rotate.
+ *
+ * Format r2 (what sign writes): `r2.<kid>.<quote>.<issue>.<mac>`, each part base64url:
+ * - quote: the JSON of what the quote fixes, `{"s":…,"u":…,"p":…,"f":…[,"x":1],"o":[…]}`,
+ *   the same text for every 402 of one quote;
+ * - issue: the JSON of what each 402 sets, `{"n":…,"h":…,"i":…,"e":…}`;
+ * - mac: HMAC-SHA-256 under the key `kid` of `r2.<kid>.<digest>.<issue>`, where digest is
+ *   the base64url SHA-256 of the quote part's text.
+ * The MAC binds the quote through its digest (a different quote part with the same digest
+ * would be a SHA-256 collision) and the 402's own fields directly: a 402 hashes about 330
+ * bytes instead of the whole ~870-byte token, the quote's digest being made once per quote.
+ * `.` is not a base64url character, so a token splits into its parts one way only.
+ *
+ * Format r1 (`r1.<kid>.<payload>.<mac>`: one JSON of every field, the MAC over
+ * `r1.<kid>.<payload>`) is what sign wrote before; verify still reads it, so a token issued
+ * before an upgrade is good for the rest of its life.
  */
-import { timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { memoForNonce, USDC_SOLANA_MINT, USDC_SUI_COIN_TYPE } from '@tollgate/protocol';
 import type { ChainId } from '../chains/chain.ts';
 import { type HmacSha256, hmacSha256Base64url } from '../crypto/hmac.ts';
@@ -70,43 +85,35 @@ export type TokenCheck =
 
 const MAX_TOKEN_LENGTH = 2048;
 
-/**
- * What one quote fixes in a token, made once per quote: the JSON before and after the
- * per-402 fields (nonce, request hash, times), already in base64url where it can be.
- * Base64 encodes 3 bytes at a time, so `b64(x ‖ y) = b64(x) ‖ b64(y)` when x's length is a
- * multiple of 3: the head's whole 3-byte groups are encoded once, and the tail once for each
- * of the 3 ways the bytes before it can end; a 402 encodes only its own ~140 bytes.
- */
+/** What one quote fixes in an r2 token, made once per quote (and key). */
 interface SignTemplate {
   scheme: RequirementClaims['scheme'];
   subject: string;
   price: bigint;
   fee: bigint;
   v2: boolean;
-  /** base64url of the head `{"s":…,"u":…,"n":` up to its last whole 3-byte group. */
-  headB64: string;
-  /** The head's bytes after that (0-2). */
-  headRest: Buffer;
-  /** The tail `,"p":…,"f":…[,"x":1],"o":[…]}`. */
-  tail: Buffer;
-  /** tailB64[k]: base64url of the tail without its first k bytes (k < 3). */
-  tailB64: [string, string, string];
+  /** `r2.<kid>.<quote>.`: the token up to its issue part. */
+  tokenHead: string;
+  /** `r2.<kid>.<digest of quote>.`: the MAC's message up to the issue part. */
+  macHead: string;
 }
 
-function signTemplate(c: RequirementClaims, options: string): SignTemplate {
-  const head = Buffer.from(`{"s":${JSON.stringify(c.scheme)},"u":${JSON.stringify(c.subject)},"n":`);
-  const whole = head.length - (head.length % 3);
-  const tail = Buffer.from(`,"p":"${c.price}","f":"${c.fee}"${c.v2 ? ',"x":1' : ''},"o":${options}}`);
+/** The base64url SHA-256 of an r2 token's quote part, as its text. */
+const quoteDigest = (quote: string): string => hash('sha256', quote, 'base64url');
+
+function signTemplate(c: RequirementClaims, options: string, prefix: string): SignTemplate {
+  const quote = Buffer.from(
+    `{"s":${JSON.stringify(c.scheme)},"u":${JSON.stringify(c.subject)},"p":"${c.price}","f":"${c.fee}"` +
+      `${c.v2 ? ',"x":1' : ''},"o":${options}}`,
+  ).toString('base64url');
   return {
     scheme: c.scheme,
     subject: c.subject,
     price: c.price,
     fee: c.fee,
     v2: c.v2 === true,
-    headB64: head.toString('base64url', 0, whole),
-    headRest: head.subarray(whole),
-    tail,
-    tailB64: [tail.toString('base64url'), tail.toString('base64url', 1), tail.toString('base64url', 2)],
+    tokenHead: `${prefix}${quote}.`,
+    macHead: `${prefix}${quoteDigest(quote)}.`,
   };
 }
 
@@ -135,7 +142,7 @@ export function createRequirementTokens(ring: DerivedKey[]) {
   // signs (every 402), any key of the ring verifies (every paid request).
   const macs = new Map<string, HmacSha256>(ring.map((k) => [k.kid, hmacSha256Base64url(k.key)]));
   const signMac = macs.get(current.kid) as HmacSha256;
-  const prefix = `r1.${current.kid}.`;
+  const prefix = `r2.${current.kid}.`;
   const templates = new WeakMap<object, SignTemplate>();
   const scratch = Buffer.alloc(1024);
 
@@ -148,78 +155,88 @@ export function createRequirementTokens(ring: DerivedKey[]) {
     sign(c: RequirementClaims, optionsKey?: object): string {
       let t = optionsKey ? templates.get(optionsKey) : undefined;
       if (t === undefined || !fits(t, c)) {
-        t = signTemplate(c, optionsJsonOf(c));
+        t = signTemplate(c, optionsJsonOf(c), prefix);
         if (optionsKey) templates.set(optionsKey, t);
       }
-      // Same fields and order as Wire; JSON.stringify keeps it valid JSON whatever the strings
-      // hold: both in one call into V8's serializer (`{"n":…,"h":…}` less its `{"n":` and `}`).
-      // The times are new numbers on every 402: decimal() keeps their text out of the old generation.
+      // The issue part's JSON: JSON.stringify keeps it valid whatever the strings hold, both in
+      // one call into V8's serializer (`{"n":…,"h":…}` less its `}`). The times are new numbers
+      // on every 402: decimal() keeps their text out of the old generation.
       const strings = JSON.stringify({ n: c.nonce, h: c.requestHash });
-      const mid = `${strings.slice(5, -1)},"i":${decimal(c.issuedAtMs)},"e":${decimal(c.expiresAtMs)}`;
-      let payload: string;
-      // A UTF-8 character is at most 3 bytes per UTF-16 code unit; 2 + 2 for the head's and tail's bytes.
-      if (mid.length * 3 + 4 <= scratch.length) {
-        let n = t.headRest.copy(scratch, 0);
-        n += scratch.write(mid, n, 'utf8');
-        const k = (3 - (n % 3)) % 3; // the tail is never shorter than 3 bytes
-        n += t.tail.copy(scratch, n, 0, k);
-        payload = `${t.headB64}${scratch.toString('base64url', 0, n)}${t.tailB64[k as 0 | 1 | 2]}`;
-      } else {
-        payload = Buffer.concat([t.headRest, Buffer.from(mid), t.tail]).toString('base64url');
-        payload = `${t.headB64}${payload}`;
-      }
-      const signed = `${prefix}${payload}`;
-      return `${signed}.${signMac(signed)}`;
+      const json = `${strings.slice(0, -1)},"i":${decimal(c.issuedAtMs)},"e":${decimal(c.expiresAtMs)}}`;
+      // A UTF-8 character is at most 3 bytes per UTF-16 code unit.
+      const issue =
+        json.length * 3 <= scratch.length
+          ? scratch.toString('base64url', 0, scratch.write(json, 0, 'utf8'))
+          : Buffer.from(json).toString('base64url');
+      return `${t.tokenHead}${issue}.${signMac(`${t.macHead}${issue}`)}`;
     },
 
     verify(token: string): TokenCheck {
       if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH)
         return { ok: false, reason: 'requirement_malformed' };
       const parts = token.split('.');
-      if (parts.length !== 4 || parts[0] !== 'r1') return { ok: false, reason: 'requirement_malformed' };
-      const [, kid, payload, sig] = parts as [string, string, string, string];
+      let kid: string;
+      let signed: string;
+      let sig: string;
+      if (parts.length === 5 && parts[0] === 'r2') {
+        kid = parts[1] as string;
+        signed = `r2.${kid}.${quoteDigest(parts[2] as string)}.${parts[3]}`;
+        sig = parts[4] as string;
+      } else if (parts.length === 4 && parts[0] === 'r1') {
+        kid = parts[1] as string;
+        signed = `r1.${kid}.${parts[2]}`;
+        sig = parts[3] as string;
+      } else return { ok: false, reason: 'requirement_malformed' };
       const mac = macs.get(kid);
       if (!mac) return { ok: false, reason: 'requirement_forged' };
       // The MAC we wrote is canonical base64url: the one given must be those very characters.
-      const expected = Buffer.from(mac(`r1.${kid}.${payload}`), 'latin1');
+      const expected = Buffer.from(mac(signed), 'latin1');
       const given = Buffer.from(sig, 'utf8');
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
         return { ok: false, reason: 'requirement_forged' };
       }
       // Authentic: we wrote it, but parse defensively anyway.
       try {
-        const w = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Wire;
+        const read = (part: string) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+        let w: Wire;
+        if (parts.length === 5) {
+          const quote = read(parts[2] as string) as Omit<Wire, 'n' | 'h' | 'i' | 'e'>;
+          const issue = read(parts[3] as string) as Pick<Wire, 'n' | 'h' | 'i' | 'e'>;
+          w = { ...quote, n: issue.n, h: issue.h, i: issue.i, e: issue.e };
+        } else w = read(parts[2] as string) as Wire;
         // Tokens from before the request was signed in bind nothing: refuse them.
         if (typeof w.h !== 'string') return { ok: false, reason: 'requirement_malformed' };
-        return {
-          ok: true,
-          claims: {
-            scheme: w.s,
-            subject: w.u,
-            nonce: w.n,
-            requestHash: w.h,
-            issuedAtMs: w.i,
-            expiresAtMs: w.e,
-            price: BigInt(w.p),
-            fee: BigInt(w.f),
-            ...(w.x === 1 ? { v2: true } : {}),
-            options: w.o.map((o) => ({
-              chain: o.c,
-              network: o.w,
-              assetId: o.a ?? DEFAULT_ASSET[o.c],
-              memo: memoForNonce(w.n),
-              splits: o.s.map(([t, payTo, amount]) => ({
-                recipientType: t === 0 ? ('provider' as const) : ('platform' as const),
-                payTo,
-                amount: BigInt(amount),
-              })),
-            })),
-          },
-        };
+        return { ok: true, claims: claimsOf(w) };
       } catch {
         return { ok: false, reason: 'requirement_malformed' };
       }
     },
+  };
+}
+
+/** The claims a verified token's fields say. */
+function claimsOf(w: Wire): RequirementClaims {
+  return {
+    scheme: w.s,
+    subject: w.u,
+    nonce: w.n,
+    requestHash: w.h,
+    issuedAtMs: w.i,
+    expiresAtMs: w.e,
+    price: BigInt(w.p),
+    fee: BigInt(w.f),
+    ...(w.x === 1 ? { v2: true } : {}),
+    options: w.o.map((o) => ({
+      chain: o.c,
+      network: o.w,
+      assetId: o.a ?? DEFAULT_ASSET[o.c],
+      memo: memoForNonce(w.n),
+      splits: o.s.map(([t, payTo, amount]) => ({
+        recipientType: t === 0 ? ('provider' as const) : ('platform' as const),
+        payTo,
+        amount: BigInt(amount),
+      })),
+    })),
   };
 }
 

@@ -213,7 +213,7 @@ export function issueRequirement(
  * The body's JSON, spliced from the quote's fixed parts, without the closing brace (the
  * response adds requestId). The values put in need no JSON escaping, so they are quoted as
  * they are: the nonce is base64url, the memo `tollgate:v1:` and the nonce, the request hash
- * hex, the expiry ISO 8601, the token `r1.<hex kid>.<base64url>.<base64url>`
+ * hex, the expiry ISO 8601, the token `r2.<hex kid>.<base64url>.<base64url>.<base64url>`
  * (requirement.test.ts checks the whole body against JSON.stringify).
  */
 function spliceHead(

@@ -228,18 +228,38 @@ describe('proof attacks', () => {
     const { requirement } = await challenge(itemsUrl);
     const { header } = await payFor(wallet, requirement);
     const proof = decode(header);
-    const [v, kid, payload, mac] = proof.paymentRequirementId.split('.') as [string, string, string, string];
-    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
-    claims.p = '1';
-    const altered = `${v}.${kid}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${mac}`;
+    // r2.<kid>.<quote>.<issue>.<mac>: a lower price in the quote part, a later expiry in the issue part.
+    const [v, kid, quote, issue, mac] = proof.paymentRequirementId.split('.') as [
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
+    const edit = (part: string, change: (w: Record<string, unknown>) => void) => {
+      const w = JSON.parse(Buffer.from(part, 'base64url').toString());
+      change(w);
+      return Buffer.from(JSON.stringify(w)).toString('base64url');
+    };
+    for (const altered of [
+      `${v}.${kid}.${edit(quote, (w) => (w.p = '1'))}.${issue}.${mac}`,
+      `${v}.${kid}.${quote}.${edit(issue, (w) => (w.e = (w.e as number) + 3_600_000))}.${mac}`,
+    ])
+      await expectRejected(
+        await fetch(itemsUrl, withPayment({}, reencode({ ...proof, paymentRequirementId: altered }))),
+        'requirement_forged',
+      );
     await expectRejected(
-      await fetch(itemsUrl, withPayment({}, reencode({ ...proof, paymentRequirementId: altered }))),
+      await fetch(
+        itemsUrl,
+        withPayment({}, reencode({ ...proof, paymentRequirementId: 'r1.deadbeef.e30.AAAA' })),
+      ),
       'requirement_forged',
     );
     await expectRejected(
       await fetch(
         itemsUrl,
-        withPayment({}, reencode({ ...proof, paymentRequirementId: 'r1.deadbeef.e30.AAAA' })),
+        withPayment({}, reencode({ ...proof, paymentRequirementId: 'r2.deadbeef.e30.e30.AAAA' })),
       ),
       'requirement_forged',
     );
