@@ -353,11 +353,20 @@ export function flatLineWriter(logger: Logger, msg: string): FlatLineWriter {
       : () => l[s.timeSym]();
   /**
    * `,"key":` for a key pino writes as it is, null for one it would treat specially; with the
-   * last string written under it, which a value equal to it needs no escaping check for (most
-   * of an access line's strings repeat from line to line: the method, route, code, project).
+   * last string written under it and its whole text `,"key":"value"`, which a value equal to
+   * it reuses, with no escaping check and nothing joined (most of an access line's strings
+   * repeat from line to line: the method, route, code, project), and the same for the last
+   * number (a status, a duration in ms).
    */
-  const keys = new Map<string, { text: string; plain: string | undefined } | null>();
-  const keyOf = (key: string): { text: string; plain: string | undefined } | null => {
+  type Key = {
+    text: string;
+    plain: string | undefined;
+    plainText: string;
+    number: number | undefined;
+    numberText: string;
+  };
+  const keys = new Map<string, Key | null>();
+  const keyOf = (key: string): Key | null => {
     let k = keys.get(key);
     if (k === undefined) {
       const special =
@@ -367,7 +376,9 @@ export function flatLineWriter(logger: Logger, msg: string): FlatLineWriter {
         key === l[s.errorKeySym] ||
         key.length > 100 ||
         NEEDS_ESCAPE.test(key);
-      k = special ? null : { text: `,"${key}":`, plain: undefined };
+      k = special
+        ? null
+        : { text: `,"${key}":`, plain: undefined, plainText: '', number: undefined, numberText: '' };
       keys.set(key, k);
     }
     return k;
@@ -375,7 +386,7 @@ export function flatLineWriter(logger: Logger, msg: string): FlatLineWriter {
   const values = logger.levels.values;
   /** The keys written, in order, by the last line, and their keyOf: a line of the same keys (every access line) looks none up. */
   const lastNames: string[] = [];
-  const lastKeys: ({ text: string; plain: string | undefined } | null)[] = [];
+  const lastKeys: (Key | null)[] = [];
   return (level, fields) => {
     if (!Object.hasOwn(values, level) || !logger.isLevelEnabled(level)) return viaPino(level, fields);
     const num = values[level] as number;
@@ -391,7 +402,7 @@ export function flatLineWriter(logger: Logger, msg: string): FlatLineWriter {
     for (const key in fields) {
       const v = fields[key];
       if (v === undefined || (!ownOnly && !Object.hasOwn(fields, key))) continue;
-      let k: { text: string; plain: string | undefined } | null;
+      let k: Key | null;
       if (lastNames[i] === key) k = lastKeys[i] as typeof k;
       else {
         k = keyOf(key);
@@ -400,14 +411,21 @@ export function flatLineWriter(logger: Logger, msg: string): FlatLineWriter {
       }
       i++;
       if (k === null) return viaPino(level, fields);
-      // decimal(): a new number's text stays out of the old generation (decimal.ts).
-      if (typeof v === 'number') props += k.text + (Number.isFinite(v) ? decimal(v) : 'null');
-      else if (typeof v === 'string') {
+      if (typeof v === 'number') {
+        // decimal(): a new number's text stays out of the old generation (decimal.ts). NaN
+        // equals nothing, so it is written again each time (as null); -0 is written as 0.
+        if (v !== k.number) {
+          k.numberText = k.text + (Number.isFinite(v) ? decimal(v) : 'null');
+          k.number = v;
+        }
+        props += k.numberText;
+      } else if (typeof v === 'string') {
         if (v !== k.plain) {
           if (v.length > 100 || NEEDS_ESCAPE.test(v)) return viaPino(level, fields);
+          k.plainText = `${k.text}"${v}"`;
           k.plain = v;
         }
-        props += `${k.text}"${v}"`;
+        props += k.plainText;
       } else return viaPino(level, fields);
     }
     l[s.streamSym].write(l[s.lsCacheSym][num] + time() + l[s.chindingsSym] + props + tail);
