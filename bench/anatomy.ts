@@ -565,8 +565,8 @@ async function roundsOverHttp(): Promise<void> {
  * and dumps them. A count, not a time: on a host whose speed drifts it still tells whether a
  * change to the 402's code does less (rounds agree within about 1 %; times rounds apart by
  * 10–20 % there). Valgrind hides the CPU's SHA extensions, so OpenSSL hashes with AVX2 under it:
- * the 402's three SHA-256 calls take some 39,000 of the count, several times what they take
- * natively. Over HTTP the counts were not steady (docs/performance.md, seventeenth session).
+ * the 402's three SHA-256 calls take some 30,000 of the count (39,000 before r2 tokens), several
+ * times what they take natively. Over HTTP the counts were not steady (docs/performance.md, seventeenth session).
  */
 async function instructionsAlone(): Promise<void> {
   const out = process.env['ANATOMY_CALLGRIND_DIR'];
