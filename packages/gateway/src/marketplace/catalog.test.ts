@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
-import { createCatalog, endpointKey } from './catalog.ts';
+import { createCatalog, endpointKey, sameValue } from './catalog.ts';
 import { publishProject } from './publish.ts';
 
 const TTL = 1000;
@@ -118,5 +118,117 @@ describe('catalogue peek', () => {
     await c.get('shop');
     c.invalidate('shop');
     expect(c.peek('shop')).toBeUndefined();
+  });
+});
+
+describe('catalogue reloads', () => {
+  const OTHER = endpointKey('POST', 'orders');
+  async function addOrders(): Promise<void> {
+    const project = await store.projects.bySlug('shop');
+    const [api] = await store.apis.list(project!.id);
+    await store.endpoints.create({
+      projectId: project!.id,
+      apiId: api!.id,
+      method: 'POST',
+      path: 'orders',
+      price: 20_000n,
+      description: '',
+      timeoutMs: 2000,
+      enabled: true,
+      inputSchema: { type: 'object', properties: { qty: { type: 'integer' } } },
+      outputSchema: null,
+    });
+  }
+  const reload = async (c: ReturnType<typeof catalog>) => {
+    clock += TTL + 10;
+    return c.get('shop');
+  };
+
+  it('gives the same snapshot when nothing changed, so what was built on its objects is kept', async () => {
+    const c = catalog();
+    const first = await c.get('shop');
+    const again = await reload(c);
+    expect(loads).toBe(2);
+    expect(again).toBe(first);
+    expect(c.peek('shop')).toBe(first);
+  });
+
+  it('gives an edited endpoint a new object and keeps every unchanged row', async () => {
+    await addOrders();
+    const c = catalog();
+    const first = (await c.get('shop'))!;
+    await setPrice('0.05');
+    const next = (await reload(c))!;
+    expect(next).not.toBe(first);
+    expect(priceOf(next)).toBe(50_000n);
+    expect(next.endpoints.get(endpointKey('GET', 'items'))).not.toBe(
+      first.endpoints.get(endpointKey('GET', 'items')),
+    );
+    expect(next.endpoints.get(OTHER)).toBe(first.endpoints.get(OTHER));
+    expect(next.project).toBe(first.project);
+    expect(next.rails).toBe(first.rails);
+    expect([...next.apis.values()]).toEqual([...first.apis.values()]);
+    expect(next.apis.get([...first.apis.keys()][0]!)).toBe([...first.apis.values()][0]);
+  });
+
+  it('sees a change deep inside a schema, and an endpoint added or removed', async () => {
+    await addOrders();
+    const c = catalog();
+    const first = (await c.get('shop'))!;
+    const orders = first.endpoints.get(OTHER)!;
+    await store.endpoints.update(orders.projectId, orders.id, {
+      inputSchema: { type: 'object', properties: { qty: { type: 'number' } } },
+    });
+    const edited = (await reload(c))!;
+    expect(edited.endpoints.get(OTHER)).not.toBe(orders);
+    expect(edited.endpoints.get(OTHER)!.inputSchema).toEqual({
+      type: 'object',
+      properties: { qty: { type: 'number' } },
+    });
+    await store.endpoints.delete(orders.projectId, orders.id);
+    const removed = (await reload(c))!;
+    expect(removed).not.toBe(edited);
+    expect(removed.endpoints.has(OTHER)).toBe(false);
+  });
+
+  it('gives new rails when a rail changes, and keeps the endpoints', async () => {
+    const c = catalog();
+    const first = (await c.get('shop'))!;
+    await store.rails.upsert({
+      projectId: first.project.id,
+      chain: 'solana',
+      network: 'solana:sandbox',
+      providerRecipient: OWNER.address,
+    });
+    const next = (await reload(c))!;
+    expect(next.rails).not.toBe(first.rails);
+    expect(next.rails).toHaveLength(1);
+    expect(next.endpoints.get(endpointKey('GET', 'items'))).toBe(
+      first.endpoints.get(endpointKey('GET', 'items')),
+    );
+  });
+});
+
+describe('sameValue (what a reload compares rows with)', () => {
+  it('compares primitives, bigints, arrays and plain objects by value, key by key', () => {
+    expect(sameValue(10_000n, 10_000n)).toBe(true);
+    expect(sameValue(10_000n, 10_001n)).toBe(false);
+    expect(sameValue(1, 1n)).toBe(false);
+    expect(sameValue(null, undefined)).toBe(false);
+    expect(sameValue({ a: [1, { b: 'x' }] }, { a: [1, { b: 'x' }] })).toBe(true);
+    expect(sameValue({ a: [1, { b: 'x' }] }, { a: [1, { b: 'y' }] })).toBe(false);
+    expect(sameValue({ a: 1 }, { a: 1, b: undefined })).toBe(false);
+    expect(sameValue({ a: 1, b: undefined }, { a: 1, c: undefined })).toBe(false);
+    expect(sameValue([1, 2], { 0: 1, 1: 2 })).toBe(false);
+    expect(sameValue({ 0: 1, 1: 2 }, [1, 2])).toBe(false);
+    expect(sameValue([1, 2], [1, 2, 3])).toBe(false);
+  });
+
+  it('counts anything but a plain object or array equal only to itself', () => {
+    const d = new Date(0);
+    expect(sameValue(d, d)).toBe(true);
+    expect(sameValue(new Date(0), new Date(0))).toBe(false);
+    expect(sameValue(new Map([[1, 1]]), new Map([[1, 2]]))).toBe(false);
+    expect(sameValue(Object.create(null), {})).toBe(true);
   });
 });

@@ -3,6 +3,12 @@
  * by "METHOD path", APIs, rails), cached for a short TTL so a 402 costs no database
  * round trip. Several gateway processes may each be up to `ttlMs` stale after a
  * provider edit; a quote is signed into its token, so staleness never mis-charges.
+ *
+ * A reload keeps the last snapshot's object for every row that did not change (each field
+ * equal, schemas compared whole), and the whole last snapshot when nothing did: what the
+ * hot path builds once per endpoint object (its quote, the 402's template, the token's quote
+ * part) then lives as long as the endpoint stays as it is, instead of being built again, and
+ * left to the collector, once per TTL.
  */
 import type { Api, Endpoint, Project, Rail, Store } from '../store/store.ts';
 
@@ -31,12 +37,13 @@ export function createCatalog(store: Store, ttlMs: number, now: () => number = D
       store.apis.list(project.id),
       store.rails.list(project.id),
     ]);
-    return {
+    const next: CatalogEntry = {
       project,
       endpoints: new Map(endpoints.map((e) => [endpointKey(e.method, e.path), e])),
       apis: new Map(apis.map((a) => [a.id, a])),
       rails,
     };
+    return sharedWith(cache.get(slug)?.entry ?? null, next);
   }
 
   /** Bumped by invalidate(): a load that began before it must not be cached or shared. */
@@ -106,3 +113,58 @@ export function createCatalog(store: Store, ttlMs: number, now: () => number = D
 }
 
 export type Catalog = ReturnType<typeof createCatalog>;
+
+/** `next` with `prev`'s object for each unchanged row; `prev` itself when nothing changed. */
+function sharedWith(prev: CatalogEntry | null, next: CatalogEntry): CatalogEntry {
+  if (prev === null) return next;
+  const project = sameValue(prev.project, next.project) ? prev.project : next.project;
+  const endpoints = sharedRows(prev.endpoints, next.endpoints);
+  const apis = sharedRows(prev.apis, next.apis);
+  const rails = sameValue(prev.rails, next.rails) ? prev.rails : next.rails;
+  if (project === prev.project && endpoints === prev.endpoints && apis === prev.apis && rails === prev.rails)
+    return prev;
+  return { project, endpoints, apis, rails };
+}
+
+/** `next` with `prev`'s row wherever a key's row is unchanged; `prev` itself when every key and row (in order) is. */
+function sharedRows<T>(prev: Map<string, T>, next: Map<string, T>): Map<string, T> {
+  const rows = new Map<string, T>();
+  let same = prev.size === next.size;
+  const old = prev.keys();
+  for (const [key, row] of next) {
+    const was = prev.get(key);
+    const kept = was !== undefined && sameValue(was, row) ? was : row;
+    if (kept !== was || old.next().value !== key) same = false;
+    rows.set(key, kept);
+  }
+  return same ? prev : rows;
+}
+
+/**
+ * Equal as stored values: primitives (bigint included) by value, arrays and plain objects
+ * (a row, a schema) key by key; anything else only when it is the same object.
+ */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (Object.is(a, b)) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i])) return false;
+    return true;
+  }
+  if (!isPlain(a) || !isPlain(b) || Array.isArray(b)) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const k of keys)
+    if (
+      !Object.hasOwn(b, k) ||
+      !sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])
+    )
+      return false;
+  return true;
+}
+
+function isPlain(o: object): boolean {
+  const proto = Object.getPrototypeOf(o);
+  return proto === Object.prototype || proto === null;
+}

@@ -37,7 +37,9 @@ export function railOptions(
 
 /**
  * A catalogue snapshot's endpoint always has the same quote: cache it on the endpoint
- * object (a new snapshot brings new objects), so a 402 reuses its formatted parts.
+ * object, so a 402 reuses its formatted parts. A reload keeps the object of an endpoint (and
+ * the rails array) that did not change (catalog.ts), so the quote, and what is built once
+ * per quote (the 402's template, the token's quote part), last until the provider edits it.
  */
 const cached = new WeakMap<Endpoint, { rails: readonly Rail[]; quote: Quote }>();
 
