@@ -404,7 +404,7 @@ function firstHeader(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** Origin auth of an API, decrypted once per catalogue snapshot (a new snapshot brings new objects). */
+/** Origin auth of an API, decrypted once per API object (a catalogue reload keeps the object while the row is unchanged). */
 const authOf = new WeakMap<Api, OriginAuth>();
 export function originAuth(api: Api, deps: Deps): OriginAuth {
   const hit = authOf.get(api);

@@ -107,7 +107,7 @@ function compile(schema: Json): ValidateFunction | null {
   return fn;
 }
 
-/** Endpoint inputs by endpoint object (a new catalogue snapshot brings new objects). */
+/** Endpoint inputs by endpoint object (a catalogue reload keeps the object while the row is unchanged). */
 const inputs = new WeakMap<Endpoint, ToolInput>();
 
 export function endpointInput(e: Endpoint): ToolInput {
