@@ -224,6 +224,16 @@ describe('sameValue (what a reload compares rows with)', () => {
     expect(sameValue([1, 2], [1, 2, 3])).toBe(false);
   });
 
+  it('compares values nested deeper than the call stack goes (a schema is 16 KB of JSON: 16,000 arrays deep)', () => {
+    const deep = (n: number, leaf: unknown) => {
+      let v: unknown = leaf;
+      for (let i = 0; i < n; i++) v = i % 2 ? [v] : { a: v };
+      return v;
+    };
+    expect(sameValue(deep(100_000, 1), deep(100_000, 1))).toBe(true);
+    expect(sameValue(deep(100_000, 1), deep(100_000, 2))).toBe(false);
+  });
+
   it('counts anything but a plain object or array equal only to itself', () => {
     const d = new Date(0);
     expect(sameValue(d, d)).toBe(true);

@@ -142,25 +142,29 @@ function sharedRows<T>(prev: Map<string, T>, next: Map<string, T>): Map<string, 
 
 /**
  * Equal as stored values: primitives (bigint included) by value, arrays and plain objects
- * (a row, a schema) key by key; anything else only when it is the same object.
+ * (a row, a schema) key by key; anything else only when it is the same object. Walked with
+ * its own stack, not by recursion: a provider's schema (16 KB of JSON) may nest thousands deep.
  */
 export function sameValue(a: unknown, b: unknown): boolean {
-  if (Object.is(a, b)) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i])) return false;
-    return true;
+  const pending: unknown[] = [a, b];
+  while (pending.length > 0) {
+    const y = pending.pop();
+    const x = pending.pop();
+    if (Object.is(x, y)) continue;
+    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+    if (Array.isArray(x)) {
+      if (!Array.isArray(y) || x.length !== y.length) return false;
+      for (let i = 0; i < x.length; i++) pending.push(x[i], y[i]);
+      continue;
+    }
+    if (!isPlain(x) || !isPlain(y) || Array.isArray(y)) return false;
+    const keys = Object.keys(x);
+    if (keys.length !== Object.keys(y).length) return false;
+    for (const k of keys) {
+      if (!Object.hasOwn(y, k)) return false;
+      pending.push((x as Record<string, unknown>)[k], (y as Record<string, unknown>)[k]);
+    }
   }
-  if (!isPlain(a) || !isPlain(b) || Array.isArray(b)) return false;
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  for (const k of keys)
-    if (
-      !Object.hasOwn(b, k) ||
-      !sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])
-    )
-      return false;
   return true;
 }
 
