@@ -60,6 +60,12 @@ const PATH_SEGMENTS = /^[A-Za-z0-9._~-]+(?:\/[A-Za-z0-9._~-]+)*$/;
 /** Highest price an endpoint may ask: 1000 USDC. Anything above is far more likely a typo than a price. */
 export const MAX_PRICE_ATOMIC = 1_000n * 10n ** BigInt(USDC_DECIMALS);
 export const MAX_SCHEMA_BYTES = 16 * 1024;
+/**
+ * How deep a schema may nest (objects and arrays). 16 KB of JSON can nest thousands deep, past
+ * what JSON.stringify (and every later reader of the schema) can recurse through; real JSON
+ * Schemas nest a few dozen levels at most.
+ */
+export const MAX_SCHEMA_DEPTH = 64;
 
 export function invalid(message: string, reason: string, extra: Record<string, unknown> = {}): ApiError {
   return new ApiError('invalid_request', message, { reason, ...extra });
@@ -106,7 +112,21 @@ export function parsePrice(value: string): bigint {
 /** JSON schemas the provider attaches for documentation: a JSON object of bounded size. */
 export function checkJsonSchemaField(field: string, value: unknown): void {
   if (value === null || value === undefined) return;
+  if (depthOver(value, MAX_SCHEMA_DEPTH))
+    throw invalid(`${field} must nest at most ${MAX_SCHEMA_DEPTH} levels deep`, 'schema_too_large');
   if (Buffer.byteLength(JSON.stringify(value), 'utf8') > MAX_SCHEMA_BYTES) {
     throw invalid(`${field} must be at most ${MAX_SCHEMA_BYTES} bytes of JSON`, 'schema_too_large');
   }
+}
+
+/** Whether a JSON value nests objects and arrays more than `max` deep; walked with its own stack. */
+function depthOver(value: unknown, max: number): boolean {
+  const pending: [unknown, number][] = [[value, 1]];
+  while (pending.length > 0) {
+    const [v, depth] = pending.pop() as [unknown, number];
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > max) return true;
+    for (const child of Object.values(v)) pending.push([child, depth + 1]);
+  }
+  return false;
 }

@@ -35,6 +35,12 @@ const endpoint = (extra: Record<string, unknown>) => ({
 });
 
 describe('malformed bodies', () => {
+  it('answers a body nested 100,000 deep on the sign-in route (no account needed) with a 400, not a 500', async () => {
+    const depth = 100_000;
+    const rawBody = `{"chain":"sui","address":"a","x":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    expect400(await call(h.app, 'POST', '/v1/auth/challenge', { rawBody }));
+  });
+
   it.each([
     ['truncated JSON', '{"slug": "abc'],
     ['not JSON', 'slug=abc'],
@@ -168,6 +174,35 @@ describe('field rules', () => {
       expect(res.status).toBe(201);
       expect(res.body.price).toBe(price);
     }
+  });
+
+  it('refuses a schema nested deeper than its readers go (16 KB of JSON can nest 7,000 deep): 400, not 500', async () => {
+    const depth = 7000;
+    const rawBody = JSON.stringify(endpoint({ path: 'deep-schema' })).replace(
+      /}$/,
+      `,"inputSchema":{"a":${'['.repeat(depth)}1${']'.repeat(depth)}}}`,
+    );
+    const res = await call(h.app, 'POST', '/v1/projects/valid-proj/endpoints', { token, rawBody });
+    expect400(res, 'schema_too_large');
+  });
+
+  it('accepts a schema nested to the limit and refuses one a level deeper', async () => {
+    const nested = (levels: number) => {
+      let v: Record<string, unknown> = { type: 'string' };
+      for (let i = 1; i < levels; i++) v = { type: 'object', properties: { x: v } };
+      return v;
+    };
+    // nested(n) is 2n - 1 objects deep (each level and its properties): { wrap: nested(32) } is 64.
+    const ok = await call(h.app, 'POST', '/v1/projects/valid-proj/endpoints', {
+      token,
+      body: endpoint({ path: 'deep-ok', inputSchema: { wrap: nested(32) } }),
+    });
+    expect(ok.status).toBe(201);
+    const tooDeep = await call(h.app, 'POST', '/v1/projects/valid-proj/endpoints', {
+      token,
+      body: endpoint({ path: 'deep-no', inputSchema: { a: { wrap: nested(32) } } }),
+    });
+    expect400(tooDeep, 'schema_too_large');
   });
 
   it('refuses JSON schemas over 16 KB', async () => {

@@ -15,12 +15,24 @@ import { invalid } from '../../providers/rules.ts';
 const strict = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: false });
 const query = new Ajv({ coerceTypes: true, useDefaults: true, removeAdditional: false, allErrors: false });
 
-/** Whether a NUL appears in any string (or key) of a parsed JSON value. */
+/**
+ * Whether a NUL appears in any string (or key) of a parsed JSON value. Walked with its own
+ * stack: a body may nest deeper than recursion goes (a 100,000-deep array is 200 KB).
+ */
 export function containsNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (value === null || typeof value !== 'object') return false;
-  if (Array.isArray(value)) return value.some(containsNul);
-  return Object.entries(value).some(([k, v]) => k.includes('\u0000') || containsNul(v));
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const v = pending.pop();
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) return true;
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) {
+        if (k.includes('\u0000')) return true;
+        pending.push(child);
+      }
+    }
+  }
+  return false;
 }
 
 /** Installs the strict validator on an encapsulated scope (never on the root app). */
